@@ -1,0 +1,26 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "ActorStore",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "ActorStore", targets: ["ActorStore"]),
+        .executable(name: "actorstore-demo", targets: ["ActorStoreDemo"]),
+        .executable(name: "engine-bench", targets: ["EngineBenchmark"]),
+    ],
+    targets: [
+        // The storage engine: log-structured file, persistent indexes, MVCC, group commit, compaction.
+        // No public API: ActorStore reaches it through `package` declarations.
+        .target(name: "ActorStorePersistence", path: "Sources/Persistence"),
+        .target(name: "ActorStore", dependencies: ["ActorStorePersistence"], path: "Sources/ActorStore"),
+        .executableTarget(
+            name: "ActorStoreDemo", dependencies: ["ActorStore", "ActorStorePersistence"],
+            path: "Sources/ActorStoreDemo"),
+        .executableTarget(
+            name: "EngineBenchmark", dependencies: ["ActorStorePersistence"], path: "Sources/EngineBenchmark"),
+        .testTarget(name: "PersistenceTests", dependencies: ["ActorStorePersistence"], path: "Tests/PersistenceTests"),
+        .testTarget(name: "ActorStoreTests", dependencies: ["ActorStore"], path: "Tests/ActorStoreTests"),
+    ],
+    swiftLanguageModes: [.v6]
+)

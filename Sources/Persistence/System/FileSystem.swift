@@ -1,0 +1,123 @@
+/// The engine's only door to the operating system's files.
+///
+/// Every system call the engine makes (open, pread, pwrite, fsync/fdatasync, directory fsync, rename, unlink,
+/// ftruncate, flock, mmap) goes through this protocol, so tests can replace it: ``MemoryFileSystem`` keeps
+/// files in memory and models what survives a crash; ``FaultInjectingFileSystem`` wraps any file system and
+/// fails the Nth call with EIO, ENOSPC, a short or torn write, or a simulated crash.
+/// ``PosixFileSystem`` is the production implementation.
+///
+/// Implementations report failures as ``StorageError`` with the `errno` attached (see ``StorageError/init(errno:operation:path:)``).
+package protocol FileSystem: Sendable {
+    /// Opens (and with `create`, creates with mode 0600) the file at `path`.
+    /// The corresponding C function is `open(2)`.
+    func open(_ path: String, create: Bool, readOnly: Bool) throws(StorageError) -> OpenFile
+    /// Closes a file. The corresponding C function is `close(2)`. Never fails observably.
+    func close(_ file: OpenFile)
+    /// Reads up to `buffer.count` bytes at `offset`; returns the number read (0 at end of file).
+    /// The corresponding C function is `pread(2)`.
+    func read(_ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int
+    /// Writes up to `bytes.count` bytes at `offset`; returns the number written, which may be short.
+    /// The corresponding C function is `pwrite(2)`.
+    func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int
+    /// Makes the file's data durable (`fdatasync(2)` on Linux, `fcntl(F_FULLFSYNC)` on Apple platforms).
+    func sync(_ file: OpenFile) throws(StorageError)
+    /// Sets the file's size. The corresponding C function is `ftruncate(2)`.
+    func truncate(_ file: OpenFile, to size: UInt64) throws(StorageError)
+    /// The file's current size. The corresponding C function is `fstat(2)`.
+    func size(of file: OpenFile) throws(StorageError) -> UInt64
+    /// Takes the file's exclusive advisory lock without waiting; throws `.alreadyOpen` if another holder has it.
+    /// The corresponding C function is `flock(2)` with `LOCK_EX | LOCK_NB`.
+    func lockExclusive(_ file: OpenFile) throws(StorageError)
+    /// Maps the first `length` bytes of the file read-only (`length` may exceed the file's size; only bytes
+    /// below the size may be read). Writes made later through ``write(_:_:at:)`` at offsets below `length`
+    /// become visible through the region. The corresponding C function is `mmap(2)`.
+    func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion
+    /// Renames atomically, replacing `destination`. The corresponding C function is `rename(2)`.
+    func rename(_ source: String, to destination: String) throws(StorageError)
+    /// Removes a file. The corresponding C function is `unlink(2)`.
+    func remove(_ path: String) throws(StorageError)
+    /// Makes the directory's entries (creations, renames, removals) durable: `open(O_DIRECTORY)` + `fsync(2)`.
+    func syncDirectory(_ path: String) throws(StorageError)
+    /// Whether a file exists at `path`. The corresponding C function is `stat(2)`.
+    func fileExists(_ path: String) -> Bool
+    /// The names of the entries of a directory (not full paths). The corresponding C function is `readdir(3)`.
+    func contentsOfDirectory(_ path: String) throws(StorageError) -> [String]
+}
+
+/// An open file of a ``FileSystem``: an opaque descriptor plus the path it was opened with.
+package struct OpenFile: Hashable, Sendable {
+    package let descriptor: Int32
+    package let path: String
+    package init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+}
+
+/// A read-only view of the start of a file, alive as long as this object is.
+///
+/// Snapshots hold the region they read from, so a region outlives remapping and compaction for as long
+/// as a reader needs it.
+package final class MappedRegion: Sendable {
+    /// The first byte of the region. Only bytes below the file's committed length may be read.
+    // Safety: the pointer is immutable, and the memory behind it is only written (through `write`) at
+    // offsets no published snapshot reads yet: the engine publishes a location only after writing it.
+    nonisolated(unsafe) package let base: UnsafeRawPointer
+    package let length: Int
+    private let release: @Sendable () -> Void
+
+    package init(base: UnsafeRawPointer, length: Int, release: @escaping @Sendable () -> Void) {
+        self.base = base
+        self.length = length
+        self.release = release
+    }
+
+    deinit { release() }
+
+    /// The bytes at `offset ..< offset + count`. The caller guarantees the range lies inside the region.
+    @inline(__always)
+    package func bytes(at offset: Int, count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base + offset, count: count)
+    }
+}
+
+extension FileSystem {
+    /// Writes all of `bytes` at `offset`, looping over short writes. A write that makes no progress is an error.
+    package func writeAll(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
+        var done = 0
+        while done < bytes.count {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
+            let n = try write(file, rest, at: offset + UInt64(done))
+            if n <= 0 {
+                throw StorageError(.ioFailure, "The write to '\(file.path)' made no progress.")
+            }
+            done += n
+        }
+    }
+
+    /// Writes all of `bytes` at `offset` (see ``writeAll(_:_:at:)-(_,UnsafeRawBufferPointer,_)``).
+    package func writeAll(_ file: OpenFile, _ bytes: [UInt8], at offset: UInt64) throws(StorageError) {
+        var failure: StorageError?
+        bytes.withUnsafeBytes { raw in
+            do throws(StorageError) { try writeAll(file, raw, at: offset) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Reads exactly `buffer.count` bytes at `offset`, or throws `.corrupted` if the file ends first.
+    package func readExactly(
+        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
+    ) throws(StorageError) {
+        var done = 0
+        while done < buffer.count {
+            let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[done...])
+            let n = try read(file, into: rest, at: offset + UInt64(done))
+            if n == 0 {
+                throw StorageError(
+                    .corrupted, "'\(file.path)' ended at \(offset + UInt64(done)) while reading \(buffer.count) bytes.",
+                    offset: FileOffset(offset + UInt64(done)))
+            }
+            done += n
+        }
+    }
+}

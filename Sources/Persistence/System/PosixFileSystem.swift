@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The production ``FileSystem``: thin wrappers over the POSIX calls, retrying on `EINTR`.
+package struct PosixFileSystem: FileSystem {
+    package init() {}
+
+    package func open(_ path: String, create: Bool, readOnly: Bool) throws(StorageError) -> OpenFile {
+        var flags = readOnly ? O_RDONLY : O_RDWR
+        flags |= O_CLOEXEC
+        if create { flags |= O_CREAT }
+        let fd = retrying { Glibc_open(path, flags, 0o600) }
+        guard fd >= 0 else { throw StorageError(errno: errno, operation: "Opening", path: path) }
+        return OpenFile(descriptor: fd, path: path)
+    }
+
+    package func close(_ file: OpenFile) {
+        _ = systemClose(file.descriptor)
+    }
+
+    package func read(
+        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
+    ) throws(StorageError) -> Int {
+        let n = retrying { pread(file.descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }
+        guard n >= 0 else { throw StorageError(errno: errno, operation: "Reading", path: file.path) }
+        return n
+    }
+
+    package func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int
+    {
+        let n = retrying { pwrite(file.descriptor, bytes.baseAddress, bytes.count, off_t(offset)) }
+        guard n >= 0 else { throw StorageError(errno: errno, operation: "Writing", path: file.path) }
+        return n
+    }
+
+    package func sync(_ file: OpenFile) throws(StorageError) {
+        #if canImport(Darwin)
+        let rc = retrying { fcntl(file.descriptor, F_FULLFSYNC) }
+        #else
+        let rc = retrying { fdatasync(file.descriptor) }
+        #endif
+        guard rc == 0 else { throw StorageError(errno: errno, operation: "Syncing", path: file.path) }
+    }
+
+    package func truncate(_ file: OpenFile, to size: UInt64) throws(StorageError) {
+        let rc = retrying { ftruncate(file.descriptor, off_t(size)) }
+        guard rc == 0 else { throw StorageError(errno: errno, operation: "Truncating", path: file.path) }
+    }
+
+    package func size(of file: OpenFile) throws(StorageError) -> UInt64 {
+        var st = stat()
+        guard fstat(file.descriptor, &st) == 0 else {
+            throw StorageError(errno: errno, operation: "Reading the size of", path: file.path)
+        }
+        return UInt64(st.st_size)
+    }
+
+    package func lockExclusive(_ file: OpenFile) throws(StorageError) {
+        let rc = retrying { flock(file.descriptor, LOCK_EX | LOCK_NB) }
+        guard rc == 0 else { throw StorageError(errno: errno, operation: "Locking", path: file.path) }
+    }
+
+    package func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion {
+        guard length > 0 else {
+            throw StorageError(.fileAccess, "Mapping '\(file.path)' needs a positive length.")
+        }
+        guard let pointer = mmap(nil, length, PROT_READ, MAP_SHARED, file.descriptor, 0), pointer != MAP_FAILED
+        else { throw StorageError(errno: errno, operation: "Mapping", path: file.path) }
+        // Safety: the address is only used to call munmap once, when the region is released.
+        nonisolated(unsafe) let address = pointer
+        return MappedRegion(base: UnsafeRawPointer(pointer), length: length) { _ = munmap(address, length) }
+    }
+
+    package func rename(_ source: String, to destination: String) throws(StorageError) {
+        guard Glibc_rename(source, destination) == 0 else {
+            throw StorageError(errno: errno, operation: "Renaming", path: source)
+        }
+    }
+
+    package func remove(_ path: String) throws(StorageError) {
+        guard unlink(path) == 0 else { throw StorageError(errno: errno, operation: "Removing", path: path) }
+    }
+
+    package func syncDirectory(_ path: String) throws(StorageError) {
+        let fd = retrying { Glibc_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
+        guard fd >= 0 else { throw StorageError(errno: errno, operation: "Opening the directory", path: path) }
+        defer { _ = systemClose(fd) }
+        guard retrying({ fsync(fd) }) == 0 else {
+            throw StorageError(errno: errno, operation: "Syncing the directory", path: path)
+        }
+    }
+
+    package func fileExists(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0
+    }
+
+    package func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] {
+        guard let dir = opendir(path) else {
+            throw StorageError(errno: errno, operation: "Listing the directory", path: path)
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}
+
+@inline(__always)
+private func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
+    while true {
+        let result = call()
+        if result < 0 && errno == EINTR { continue }
+        return result
+    }
+}
+
+// The module-qualified C functions, named apart from this type's methods of the same name.
+@inline(__always)
+private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.open(path, flags, mode)
+    #else
+    Darwin.open(path, flags, mode)
+    #endif
+}
+
+@inline(__always)
+private func Glibc_rename(_ source: String, _ destination: String) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.rename(source, destination)
+    #else
+    Darwin.rename(source, destination)
+    #endif
+}
+
+@inline(__always)
+private func systemClose(_ fd: Int32) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.close(fd)
+    #else
+    Darwin.close(fd)
+    #endif
+}
