@@ -1,0 +1,94 @@
+import Foundation
+
+/// The first 64 bytes of a store file.
+///
+/// ```text
+///  offset  size  field
+///  ------  ----  -----------------------------------------------------------------
+///       0     8  magic "ACTSTORE"
+///       8     4  format version (UInt32 LE) — this engine writes and reads 1
+///      12     4  flags (UInt32 LE) — bit 0: record payloads are encrypted (reserved)
+///      16    16  file id (UUID bytes) — identity of the store; kept by compaction
+///      32     8  generation (UInt64 LE) — 0 when created, +1 per compaction
+///      40    20  reserved, zero
+///      60     4  CRC-32C of bytes 0..<60 (UInt32 LE)
+/// ```
+/// A store file is only ever created complete: the header is written to a temporary file, synced, and
+/// renamed into place, so a file at the store's path always starts with a whole header.
+package struct FileHeader: Hashable, Sendable {
+    package static let size = 64
+    package static let magic: [UInt8] = Array("ACTSTORE".utf8)
+    package static let currentFormatVersion: UInt32 = 1
+
+    package struct Flags: OptionSet, Hashable, Sendable {
+        package let rawValue: UInt32
+        package init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// Payloads pass through the encryption transform (reserved for the encryption issue).
+        package static let encrypted = Flags(rawValue: 1 << 0)
+        package static let known: Flags = [.encrypted]
+    }
+
+    package var formatVersion: UInt32
+    package var flags: Flags
+    package var fileID: UUID
+    package var generation: UInt64
+
+    package init(
+        formatVersion: UInt32 = FileHeader.currentFormatVersion, flags: Flags = [], fileID: UUID = UUID(),
+        generation: UInt64 = 0
+    ) {
+        self.formatVersion = formatVersion
+        self.flags = flags
+        self.fileID = fileID
+        self.generation = generation
+    }
+
+    package func encoded() -> [UInt8] {
+        var bytes = ByteWriter(capacity: Self.size)
+        bytes.append(Self.magic)
+        bytes.append(formatVersion)
+        bytes.append(flags.rawValue)
+        withUnsafeBytes(of: fileID.uuid) { bytes.append($0) }
+        bytes.append(generation)
+        bytes.append([UInt8](repeating: 0, count: 20))
+        let crc = CRC32C.checksum(bytes.bytes)
+        bytes.append(crc)
+        return bytes.bytes
+    }
+
+    /// Parses and checks a header.
+    /// - Throws: `.corrupted` (not a store file, or a damaged header), `.unsupportedFormat` (newer version).
+    package init(decoding raw: UnsafeRawBufferPointer, path: String) throws(StorageError) {
+        guard raw.count >= Self.size, raw.prefix(8).elementsEqual(Self.magic) else {
+            throw StorageError(
+                .corrupted, "'\(path)' is not an ActorStore file (its first bytes are not the ActorStore header).",
+                offset: FileOffset(0))
+        }
+        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[..<Self.size]))
+        let stored = raw.loadUnaligned(fromByteOffset: 60, as: UInt32.self).littleEndian
+        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[..<60])) == stored else {
+            throw StorageError(
+                .corrupted, "The header of '\(path)' is damaged (checksum mismatch). Restore the file from a backup.",
+                offset: FileOffset(0))
+        }
+        reader.skip(8)
+        formatVersion = reader.uint32()
+        flags = Flags(rawValue: reader.uint32())
+        var uuid = UUID().uuid
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[16..<32])) }
+        fileID = UUID(uuid: uuid)
+        reader.skip(16)
+        generation = reader.uint64()
+        guard formatVersion == Self.currentFormatVersion else {
+            throw StorageError(
+                .unsupportedFormat,
+                "'\(path)' uses file format \(formatVersion); this version of ActorStore reads format "
+                    + "\(Self.currentFormatVersion). Open it with a matching version of ActorStore.")
+        }
+        guard Flags.known.isSuperset(of: flags) else {
+            throw StorageError(
+                .unsupportedFormat, "'\(path)' uses file features this version of ActorStore does not know "
+                    + "(flags 0x\(String(flags.rawValue, radix: 16))).")
+        }
+    }
+}
