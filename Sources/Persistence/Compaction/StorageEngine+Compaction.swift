@@ -1,0 +1,288 @@
+import Foundation
+
+/// Compaction: rewrite the live rows of a version into a new file, catch up with the commits that arrived
+/// meanwhile, sync, rename over the old file, sync the directory.
+///
+/// ```text
+///  phase 1 (no lock)    new file := header(generation + 1) | base record (schema + every live row of version v)
+///  phase 2 (no lock)    copy the durable records after v, replaying each onto the new indexes
+///  phase 3 (write lock) wait for in-flight syncs, copy the rest, fsync, rename, fsync directory, swap
+/// ```
+/// Writers stop only for phase 3, which copies what arrived during phase 2. Snapshots taken before the
+/// swap keep reading the old file through their own mapping until they are released; the old file's
+/// space returns to the system then. A crash before the rename leaves the old file as it was (the
+/// temporary file is removed at the next open); after the rename the new file is complete and synced.
+/// Object keys, versions and the file id survive compaction.
+extension StorageEngine {
+    /// Compacts the store now (waits for a running background compaction first).
+    /// - Throws: `.diskFull`, `.ioFailure` (the store is unchanged), `.poisoned`, `.closed`, `.readOnly`.
+    package func compact() async throws(StorageError) {
+        if configuration.readOnly {
+            throw StorageError(.readOnly, "The store at '\(path)' was opened read-only; it cannot be compacted.")
+        }
+        await compactionLock.lock()
+        defer { compactionLock.unlock() }
+        try await compactNow()
+    }
+
+    /// Writes a compacted copy of the newest durable version to `destination` (which must not exist).
+    /// - Throws: `.fileExists`, `.diskFull`, `.ioFailure`, `.permissionDenied`.
+    package func writeCopy(to destination: String) async throws(StorageError) {
+        if fs.fileExists(destination) {
+            throw StorageError(.fileExists, "'\(destination)' already exists. Choose another path or remove it first.")
+        }
+        let snapshot = try snapshot()
+        let fs = self.fs
+        try await offload { () throws(StorageError) in
+            let temporary = destination + ".compacting"
+            var copy = try CompactedFile(fs: fs, path: temporary, header: FileHeader(fileID: UUID(), generation: 0))
+            do throws(StorageError) {
+                try copy.writeBase(of: snapshot.state, from: snapshot.region)
+                try fs.sync(copy.file)
+                try fs.rename(temporary, to: destination)
+                fs.close(copy.file)
+                try fs.syncDirectory(Self.directory(of: destination))
+            } catch {
+                copy.discard()
+                throw error
+            }
+        }
+    }
+
+    /// Starts a background compaction when dead bytes pass the configured ratio.
+    func considerAutoCompaction() {
+        guard let auto = configuration.autoCompaction, !configuration.readOnly else { return }
+        let start = core.withLock { core -> Bool in
+            let total = core.appendedEnd
+            let dead = total > core.published.liveBytes ? total - core.published.liveBytes : 0
+            guard total >= auto.minimumFileSize, Double(dead) >= auto.deadRatio * Double(total),
+                !core.compactionRunning, !core.isClosed, core.poisoned == nil
+            else { return false }
+            core.compactionRunning = true
+            return true
+        }
+        guard start else { return }
+        Task.detached {
+            var failure: StorageError?
+            if self.compactionLock.tryLock() {
+                do throws(StorageError) { try await self.compactNow() } catch { failure = error }
+                self.compactionLock.unlock()
+            }
+            self.core.withLock {
+                $0.compactionRunning = false
+                if let failure { $0.lastCompactionError = failure }
+            }
+        }
+    }
+
+    /// The error of the last background compaction that failed, if any (the store is unaffected by it).
+    package var lastCompactionError: StorageError? { core.withLock { $0.lastCompactionError } }
+
+    private func compactNow() async throws(StorageError) {
+        let snapshot = try snapshot()
+        let header = core.withLock { $0.header }
+        let fs = self.fs
+        let temporary = path + ".compacting"
+        var newHeader = header
+        newHeader.generation += 1
+        let finalHeader = newHeader
+        // Phases 1 and 2, off the cooperative pool and without the write lock.
+        let built: CompactedFile = try await offload { () throws(StorageError) in
+            var copy = try CompactedFile(fs: fs, path: temporary, header: finalHeader)
+            do throws(StorageError) {
+                try copy.writeBase(of: snapshot.state, from: snapshot.region)
+                for _ in 0..<3 {
+                    let (region, durable) = self.core.withLock { ($0.region, $0.published.endOffset) }
+                    if copy.sourceEnd >= durable { break }
+                    try copy.catchUp(from: region, to: durable)
+                }
+            } catch {
+                copy.discard()
+                throw error
+            }
+            return copy
+        }
+        var copy = built
+        // Phase 3, under the write lock.
+        await writeLock.lock()
+        defer { writeLock.unlock() }
+        await waitUntilSynced()
+        let (region, end, oldFile, problem) = core.withLock { core in
+            (core.region, core.tip.endOffset, core.file,
+             core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned)
+        }
+        if let problem {
+            copy.discard()
+            throw problem
+        }
+        let newLock: OpenFile
+        do throws(StorageError) {
+            try copy.catchUp(from: region, to: end)
+            try fs.sync(copy.file)
+            newLock = try Self.lockedDescriptor(fs, temporary)
+        } catch {
+            copy.discard()
+            throw error
+        }
+        do throws(StorageError) {
+            try fs.rename(temporary, to: path)
+        } catch {
+            fs.close(newLock)
+            copy.discard()
+            throw error
+        }
+        var directoryError: StorageError?
+        do throws(StorageError) { try fs.syncDirectory(Self.directory(of: path)) } catch { directoryError = error }
+        let newState = copy.state
+        let oldLock = core.withLock { core in
+            let oldLock = core.lockFile
+            core.lockFile = newLock
+            core.file = copy.file
+            core.region = copy.region
+            core.header = finalHeader
+            core.tip = newState
+            core.published = newState
+            core.appendedEnd = newState.endOffset
+            core.durableEnd = newState.endOffset
+            if let directoryError { core.poisoned = Self.poison(path, directoryError) }
+            return oldLock
+        }
+        fs.close(oldFile)
+        if let oldLock { fs.close(oldLock) }
+        if let directoryError { throw Self.poison(path, directoryError) }
+    }
+}
+
+/// A store file being written by compaction or `writeCopy`, with the state that indexes it.
+struct CompactedFile {
+    let fs: any FileSystem
+    let path: String
+    let file: OpenFile
+    private(set) var region: MappedRegion
+    private(set) var state: DatabaseState
+    /// End, in the source file, of the last source record copied.
+    private(set) var sourceEnd: UInt64 = 0
+    private var end: UInt64
+    private let token = MutationToken.next()
+
+    init(fs: any FileSystem, path: String, header: FileHeader) throws(StorageError) {
+        self.fs = fs
+        self.path = path
+        file = try fs.open(path, create: true, readOnly: false)
+        do throws(StorageError) {
+            try fs.truncate(file, to: 0)
+            try fs.writeAll(file, header.encoded(), at: 0)
+            region = try fs.map(file, length: StorageEngine.regionLength(for: UInt64(FileHeader.size)))
+        } catch {
+            fs.close(file)
+            try? fs.remove(path)
+            throw error
+        }
+        state = DatabaseState()
+        end = UInt64(FileHeader.size)
+    }
+
+    func discard() {
+        fs.close(file)
+        try? fs.remove(path)
+    }
+
+    /// Writes one record holding the whole of `source` (schema, then every live row, bytes copied as they
+    /// are), streaming it in chunks, and builds the new row index in one ordered pass per table.
+    mutating func writeBase(of source: DatabaseState, from sourceRegion: MappedRegion) throws(StorageError) {
+        sourceEnd = source.endOffset
+        guard source.version > .zero else { return }
+        let recordStart = end
+        var offset = recordStart + UInt64(Record.headerSize)
+        var crc = CRC32C()
+        var chunk = ByteWriter(capacity: 1 << 22)
+        var length: UInt64 = 0
+        func flush() throws(StorageError) {
+            chunk.bytes.withUnsafeBytes { crc.update($0) }
+            try fs.writeAll(file, chunk.bytes, at: offset)
+            offset += UInt64(chunk.count)
+            length += UInt64(chunk.count)
+            chunk.bytes.removeAll(keepingCapacity: true)
+        }
+        chunk.append(source.version.rawValue)
+        let entries = source.orderedTables.map {
+            CommitPayload.TableEntry(id: $0.id, schema: $0.schema, nextKey: $0.nextKey)
+        }
+        CommitPayload.appendSchema(entries, version: source.schemaVersion, to: &chunk)
+        var result = source
+        var live = UInt64(FileHeader.size)
+        for table in source.orderedTables {
+            var rows: [(ObjectKey, RowLocation)] = []
+            rows.reserveCapacity(table.rows.count)
+            for (key, location) in table.rows {
+                guard Int(location.offset) + Int(location.length) <= sourceRegion.length else {
+                    throw StorageError(.corrupted, "A row location lies outside the mapped file.")
+                }
+                chunk.append(CommitPayload.Op.upsert.rawValue)
+                chunk.append(table.id.rawValue)
+                chunk.append(key.rawValue)
+                chunk.append(location.length)
+                let rowOffset = offset + UInt64(chunk.count)
+                chunk.append(sourceRegion.bytes(at: Int(location.offset), count: Int(location.length)))
+                rows.append((key, RowLocation(offset: rowOffset, length: location.length)))
+                live += UInt64(location.length) + DatabaseState.rowOverhead
+                if chunk.count >= 1 << 22 { try flush() }
+            }
+            result.tables[table.id]!.rows = PersistentBTree(sortedUniqueElements: rows, token: token)
+        }
+        try flush()
+        let payloadCRC = crc.value
+        var header = ByteWriter(capacity: Record.headerSize)
+        header.append(Record.magic)
+        header.append(Record.Kind.commit.rawValue)
+        header.append(UInt8(0))
+        header.append(UInt16(0))
+        header.append(length)
+        header.append(payloadCRC)
+        header.append(CRC32C.checksum(header.bytes))
+        try fs.writeAll(file, header.bytes, at: recordStart)
+        try fs.writeAll(file, Record.footer(length: length, payloadCRC: payloadCRC), at: offset)
+        end = offset + UInt64(Record.footerSize)
+        result.liveBytes = live
+        result.endOffset = end
+        state = result
+        try remap()
+    }
+
+    /// Copies the source records in `sourceEnd ..< upTo` (whole, verified records) and replays them.
+    mutating func catchUp(from sourceRegion: MappedRegion, to upTo: UInt64) throws(StorageError) {
+        guard upTo > sourceEnd else { return }
+        let bytes = sourceRegion.bytes(at: 0, count: Int(upTo))
+        var failure: StorageError?
+        var records: [LogScanner.Entry] = []
+        let outcome = try LogScanner.scan(bytes, from: Int(sourceEnd), path: path) { entry in records.append(entry) }
+        guard outcome.tornTailAt == nil else {
+            throw StorageError(.corrupted, "Compaction found an incomplete record in the live file at \(outcome.validEnd).")
+        }
+        for entry in records {
+            let raw = UnsafeRawBufferPointer(rebasing: bytes[entry.offset..<entry.end])
+            let newOffset = end
+            try fs.writeAll(file, raw, at: newOffset)
+            end += UInt64(raw.count)
+            try remap()
+            let payloadOffset = Int(newOffset) + Record.headerSize
+            let region = self.region
+            do throws(StorageError) {
+                try Replay.apply(
+                    commit: UnsafeRawBufferPointer(rebasing: bytes[entry.payload]), at: payloadOffset, to: &state,
+                    token: token, path: path
+                ) { (location) throws(StorageError) in
+                    try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
+                }
+            } catch { failure = error }
+            if let failure { throw failure }
+        }
+        sourceEnd = upTo
+    }
+
+    private mutating func remap() throws(StorageError) {
+        if end > UInt64(region.length) {
+            region = try fs.map(file, length: StorageEngine.regionLength(for: end))
+        }
+    }
+}

@@ -1,0 +1,126 @@
+/// Applies the operations of committed records to a state: how open rebuilds the database from the log,
+/// and how compaction brings its copy up to date with commits that arrived while it ran.
+package enum Replay {
+    /// Applies one commit payload (found at `payloadOffset` in the file) to `state`.
+    ///
+    /// - Parameter readRow: the bytes of an existing row, for index maintenance.
+    /// - Throws: `.corrupted` if the payload is malformed or out of sequence.
+    package static func apply(
+        commit payload: UnsafeRawBufferPointer, at payloadOffset: Int, to state: inout DatabaseState,
+        token: MutationToken, path: String, readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
+        var r = ByteReader(payload)
+        let recordOffset = payloadOffset - Record.headerSize
+        let version = Version(r.uint64())
+        // A compacted file starts with one record holding a whole version, whatever its number.
+        let isBase = state.version == .zero && recordOffset == FileHeader.size && version > .zero
+        guard !r.overrun, version == state.version.next || isBase else {
+            throw StorageError(
+                .corrupted,
+                "'\(path)' has a commit at byte \(recordOffset) for \(version) where \(state.version.next) was expected. "
+                    + "Records are out of sequence; restore the file from a backup.",
+                offset: FileOffset(recordOffset))
+        }
+        do throws(StorageError) {
+            while !r.isAtEnd {
+                guard let op = CommitPayload.Op(rawValue: r.uint8()) else {
+                    throw CommitPayload.malformed(path, recordOffset, "operation code")
+                }
+                switch op {
+                case .upsert:
+                    let table = TableID(r.uint32())
+                    let key = ObjectKey(r.int64())
+                    let length = Int(r.uint32())
+                    let start = r.position
+                    let bytes = r.bytes(length)
+                    guard !r.overrun else { throw CommitPayload.malformed(path, recordOffset, "row") }
+                    let location = RowLocation(offset: UInt64(payloadOffset + start), length: UInt32(length))
+                    let old = try state.tables[table]?.rows.value(forKey: key).map(readRow)
+                    try state.applyUpsert(
+                        table: table, key: key, location: location, newRow: try RowView(bytes), oldRow: old,
+                        token: token)
+                case .delete:
+                    let table = TableID(r.uint32())
+                    let key = ObjectKey(r.int64())
+                    guard !r.overrun, let location = state.tables[table]?.rows.value(forKey: key) else {
+                        throw CommitPayload.malformed(path, recordOffset, "delete of a missing object")
+                    }
+                    try state.applyDelete(table: table, key: key, oldRow: try readRow(location), token: token)
+                case .schema:
+                    let (schemaVersion, tables) = try CommitPayload.readSchema(&r, at: recordOffset, path: path)
+                    try state.applySchema(tables, version: schemaVersion, token: token, readRow: readRow)
+                case .clear:
+                    let table = TableID(r.uint32())
+                    guard !r.overrun, let rows = state.tables[table]?.rows else {
+                        throw CommitPayload.malformed(path, recordOffset, "clear of a missing table")
+                    }
+                    for (key, location) in rows {
+                        try state.applyDelete(table: table, key: key, oldRow: try readRow(location), token: token)
+                    }
+                }
+            }
+        } catch let error where error.code != .corrupted {
+            throw CommitPayload.malformed(path, recordOffset, "content (\(error.message))")
+        }
+        state.version = version
+        state.endOffset = UInt64(payloadOffset + payload.count + Record.footerSize)
+    }
+}
+
+/// A growable byte buffer with a stable address between appends: the record a write transaction builds.
+///
+/// Reserved header space at the front means the finished buffer *is* the record (header, payload, footer),
+/// and a byte's index in the buffer equals its offset from the record's start in the file.
+package final class RecordBuffer {
+    private(set) var pointer: UnsafeMutableRawPointer
+    private(set) var capacity: Int
+    package private(set) var count: Int
+
+    package init(capacity: Int = 4096) {
+        self.capacity = max(capacity, 64)
+        pointer = .allocate(byteCount: self.capacity, alignment: 16)
+        count = 0
+    }
+
+    deinit { pointer.deallocate() }
+
+    package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: pointer, count: count) }
+
+    package func bytes(at offset: Int, count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: pointer + offset, count: count)
+    }
+
+    private func reserve(_ extra: Int) {
+        guard count + extra > capacity else { return }
+        var newCapacity = capacity * 2
+        while newCapacity < count + extra { newCapacity *= 2 }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
+        grown.copyMemory(from: pointer, byteCount: count)
+        pointer.deallocate()
+        pointer = grown
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    package func append<T: FixedWidthInteger>(_ value: T) {
+        reserve(MemoryLayout<T>.size)
+        (pointer + count).storeBytes(of: value.littleEndian, as: T.self)
+        count += MemoryLayout<T>.size
+    }
+
+    package func append(_ raw: UnsafeRawBufferPointer) {
+        reserve(raw.count)
+        if let base = raw.baseAddress { (pointer + count).copyMemory(from: base, byteCount: raw.count) }
+        count += raw.count
+    }
+
+    package func append(_ raw: [UInt8]) { raw.withUnsafeBytes { append($0) } }
+
+    /// Writes `value` at `offset` (inside the buffer).
+    package func store<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+        (pointer + offset).storeBytes(of: value.littleEndian, as: T.self)
+    }
+
+    /// Drops everything after `newCount` (to undo a failed operation).
+    package func truncate(to newCount: Int) { count = min(count, newCount) }
+}

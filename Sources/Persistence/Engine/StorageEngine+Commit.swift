@@ -1,0 +1,205 @@
+/// The write path: one writer at a time, group commit, publish-after-durable, poison on fsync failure.
+///
+/// ```text
+///  writer A: lock ─ build ─ append ─ unlock ─┐ wait ·············· resumed (A durable, visible)
+///  writer B:          lock (waits) ─ build ─ append ─ unlock ─┐ wait ··· resumed (B durable, visible)
+///  sync thread:                          fdatasync(A) ────────┴─ fdatasync(A+B… only what's left) ──
+/// ```
+/// Appends happen in lock order; the sync thread makes everything appended so far durable with one
+/// `fdatasync`, then publishes the newest version it covered and resumes every commit it covered.
+/// No commit is acknowledged or visible before the sync that covers it returns.
+extension StorageEngine {
+    /// Starts a write transaction, waiting (suspended, FIFO) for the previous writer to finish.
+    /// - Throws: `.readOnly`, `.closed`, `.poisoned`.
+    package func beginWrite() async throws(StorageError) -> WriteTransaction {
+        if configuration.readOnly {
+            throw StorageError(.readOnly, "The store at '\(path)' was opened read-only; open it writable to change it.")
+        }
+        await writeLock.lock()
+        let (state, end, region, problem) = core.withLock { core -> (DatabaseState, UInt64, MappedRegion, StorageError?) in
+            let problem: StorageError? =
+                core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned
+            return (core.tip, core.appendedEnd, core.region, problem)
+        }
+        if let problem {
+            writeLock.unlock()
+            throw problem
+        }
+        return WriteTransaction(engine: self, base: state, recordStart: end, region: region)
+    }
+
+    /// Runs `body` in a write transaction and commits it; rolls back (and rethrows) if `body` throws.
+    package func write<R>(_ body: (WriteTransaction) throws -> R) async throws -> (R, CommitResult) {
+        let txn = try await beginWrite()
+        let value: R
+        do {
+            value = try body(txn)
+        } catch {
+            txn.rollback()
+            throw error
+        }
+        return (value, try await txn.commit())
+    }
+
+    func commit(_ txn: WriteTransaction) async throws(StorageError) -> CommitResult {
+        guard txn.hasOperations else {
+            writeLock.unlock()
+            return CommitResult(version: txn.baseVersion, changes: txn.changes)
+        }
+        let buffer = txn.buffer
+        let payloadLength = buffer.count - Record.headerSize
+        let payload = buffer.bytes(at: Record.headerSize, count: payloadLength)
+        let payloadCRC = CRC32C.checksum(payload)
+        buffer.append(Record.footer(length: UInt64(payloadLength), payloadCRC: payloadCRC))
+        var header = ByteWriter(capacity: Record.headerSize)
+        header.append(Record.magic)
+        header.append(Record.Kind.commit.rawValue)
+        header.append(UInt8(0))
+        header.append(UInt16(0))
+        header.append(UInt64(payloadLength))
+        header.append(payloadCRC)
+        header.append(CRC32C.checksum(header.bytes))
+        for (i, byte) in header.bytes.enumerated() { buffer.store(byte, at: i) }
+
+        let start = txn.recordStart
+        let end = start + UInt64(buffer.count)
+        let file = core.withLock { $0.file }
+        do throws(StorageError) {
+            try await appendRecord(buffer, to: file, at: start)
+        } catch {
+            rollBackAppend(file: file, to: start, after: error)
+            writeLock.unlock()
+            throw error
+        }
+        do throws(StorageError) {
+            try remapIfNeeded(for: end)
+        } catch {
+            rollBackAppend(file: file, to: start, after: error)
+            writeLock.unlock()
+            throw error
+        }
+        let result = CommitResult(version: txn.state.version, changes: txn.changes)
+        var state = txn.state
+        state.endOffset = end
+        if configuration.durability == .none {
+            core.withLock { core in
+                core.tip = state
+                core.appendedEnd = end
+                core.durableEnd = end
+                core.published = state
+            }
+            writeLock.unlock()
+            considerAutoCompaction()
+            return result
+        }
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                let startSync = core.withLock { core in
+                    core.tip = state
+                    core.appendedEnd = end
+                    core.waiting.append(
+                        PendingCommit(end: end, state: state, result: result, continuation: continuation))
+                    if core.syncInFlight { return false }
+                    core.syncInFlight = true
+                    return true
+                }
+                writeLock.unlock()
+                if startSync { syncQueue.async { self.runSyncLoop() } }
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.ioFailure, "The commit failed: \(error)")
+        }
+    }
+
+    /// Writes the record: inline when small (a page-cache copy), on a Dispatch thread when large.
+    private func appendRecord(_ buffer: RecordBuffer, to file: OpenFile, at offset: UInt64) async throws(StorageError) {
+        if buffer.count < 1 << 20 {
+            try fs.writeAll(file, buffer.bytes, at: offset)
+            return
+        }
+        // Safety: the buffer belongs to the suspended transaction, which does not touch it until this returns.
+        nonisolated(unsafe) let bytes = buffer.bytes
+        let fs = self.fs
+        try await offload { () throws(StorageError) in try fs.writeAll(file, bytes, at: offset) }
+    }
+
+    /// After a failed append: cut the file back to the last good record so no partial bytes remain for a
+    /// later, shorter record to leave behind. If even that fails, poison the engine.
+    private func rollBackAppend(file: OpenFile, to offset: UInt64, after error: StorageError) {
+        do throws(StorageError) {
+            try fs.truncate(file, to: offset)
+        } catch {
+            core.withLock { $0.poisoned = Self.poison(path, error) }
+        }
+    }
+
+    /// Maps a larger region when the file outgrows the current one.
+    func remapIfNeeded(for end: UInt64) throws(StorageError) {
+        let (file, length) = core.withLock { ($0.file, $0.region.length) }
+        guard end > UInt64(length) else { return }
+        let region = try fs.map(file, length: Self.regionLength(for: end))
+        core.withLock { $0.region = region }
+    }
+
+    static func poison(_ path: String, _ cause: StorageError) -> StorageError {
+        StorageError(
+            .poisoned,
+            "Writing to '\(path)' failed (\(cause.message)), so commits since the last durable one may be lost. "
+                + "Reopen the store to continue; everything acknowledged before the failure is safe.",
+            errno: cause.errno)
+    }
+
+    /// The sync thread: sync, publish, resume; again while commits keep arriving.
+    private func runSyncLoop() {
+        while true {
+            let (file, target) = core.withLock { ($0.file, $0.appendedEnd) }
+            var failure: StorageError?
+            do throws(StorageError) { try fs.sync(file) } catch { failure = error }
+            let (ready, idle, error, again) = core.withLock { core in
+                if let failure {
+                    let poisoned = Self.poison(path, failure)
+                    core.poisoned = poisoned
+                    let all = core.waiting
+                    core.waiting = []
+                    core.syncInFlight = false
+                    let idle = core.idleWaiters
+                    core.idleWaiters = []
+                    return (all, idle, Optional(poisoned), false)
+                }
+                core.durableEnd = max(core.durableEnd, target)
+                let covered = core.waiting.prefix { $0.end <= target }
+                core.waiting.removeFirst(covered.count)
+                if let newest = covered.last { core.published = newest.state }
+                if core.waiting.isEmpty {
+                    core.syncInFlight = false
+                    let idle = core.idleWaiters
+                    core.idleWaiters = []
+                    return (Array(covered), idle, nil, false)
+                }
+                return (Array(covered), [], nil, true)
+            }
+            for commit in ready {
+                if let error { commit.continuation.resume(throwing: error) } else {
+                    commit.continuation.resume(returning: commit.result)
+                }
+            }
+            for waiter in idle { waiter.resume() }
+            if !ready.isEmpty && error == nil { considerAutoCompaction() }
+            if !again { return }
+        }
+    }
+
+    /// Returns once no commit is waiting for a sync.
+    func waitUntilSynced() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = core.withLock { core in
+                if !core.syncInFlight { return true }
+                core.idleWaiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}

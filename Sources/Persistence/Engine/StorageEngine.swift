@@ -1,0 +1,375 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The storage engine of one store file: an append-only log of commit records, persistent in-memory
+/// indexes over it, MVCC snapshots, a single FIFO writer with group commit, and compaction.
+///
+/// ```swift
+/// let engine = try await StorageEngine.open(.init(path: "/tmp/app.store"))
+/// let txn = try await engine.beginWrite()
+/// let dogs = try txn.createTable(TableSchema("Dog", columns: [ColumnSchema("name", ColumnType(.string))]))
+/// let rex = try txn.insert(dogs, [.string("Rex")])
+/// let result = try await txn.commit()          // durable (fsync'd) and visible when this returns
+/// let snapshot = try engine.snapshot()         // O(1), Sendable, immutable
+/// ```
+///
+/// - Important: A version becomes visible to ``snapshot()`` only once it is durable under the configured
+///   ``Durability``. An fsync failure poisons the engine: later writes throw `.poisoned` until the store is
+///   reopened (as LMDB and PostgreSQL do), because the kernel may have dropped the unsynced pages.
+package final class StorageEngine: Sendable {
+    /// When a commit counts as done.
+    package enum Durability: Sendable {
+        /// `fdatasync` (F_FULLFSYNC on Apple platforms) before the commit returns or becomes visible. The default.
+        case full
+        /// No sync: a crash may lose recent commits (never corrupt the file). For caches and tests.
+        case none
+    }
+
+    /// How an engine opens its store.
+    package struct Configuration: Sendable {
+        /// The store file, or nil for an in-memory store (same engine, on a ``MemoryFileSystem``).
+        package var path: String?
+        package var fileSystem: any FileSystem
+        package var durability: Durability
+        /// Open without the write lock: no writes, no repair of a torn tail (it is ignored).
+        package var readOnly: Bool
+        /// Compact in the background when dead bytes exceed `deadRatio` of a file of at least `minimumFileSize`.
+        package var autoCompaction: AutoCompaction?
+        /// Asked once at open with (total bytes, live bytes); returning true compacts before open returns.
+        package var shouldCompactOnLaunch: (@Sendable (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool)?
+        /// The most distinct versions snapshots may pin at once; nil for no limit.
+        package var maximumNumberOfActiveVersions: Int?
+
+        package init(
+            path: String?, fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .full,
+            readOnly: Bool = false, autoCompaction: AutoCompaction? = AutoCompaction(),
+            shouldCompactOnLaunch: (@Sendable (UInt64, UInt64) -> Bool)? = nil,
+            maximumNumberOfActiveVersions: Int? = nil
+        ) {
+            self.path = path
+            self.fileSystem = fileSystem
+            self.durability = durability
+            self.readOnly = readOnly
+            self.autoCompaction = autoCompaction
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
+            self.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions
+        }
+
+        /// An in-memory store: nothing touches the disk.
+        package static func inMemory() -> Configuration {
+            Configuration(path: nil, fileSystem: MemoryFileSystem(), durability: .none)
+        }
+    }
+
+    /// The automatic compaction trigger.
+    package struct AutoCompaction: Sendable {
+        package var deadRatio: Double
+        package var minimumFileSize: UInt64
+        package init(deadRatio: Double = 0.5, minimumFileSize: UInt64 = 16 << 20) {
+            self.deadRatio = deadRatio
+            self.minimumFileSize = minimumFileSize
+        }
+    }
+
+    /// What open found and did.
+    package struct RecoveryReport: Sendable, Equatable {
+        package var recordsReplayed = 0
+        /// Bytes of torn tail that were discarded (0 if none).
+        package var truncatedBytes: UInt64 = 0
+        /// Offset of a last-record footer that was damaged and rewritten, if any.
+        package var repairedFooterAt: UInt64?
+        /// Stale temporary files removed.
+        package var removedTemporaryFiles: [String] = []
+        package var compactedOnLaunch = false
+    }
+
+    /// Sizes and pins, for `Realm`'s file statistics.
+    package struct Statistics: Sendable {
+        package var version: Version
+        package var totalBytes: UInt64
+        package var liveBytes: UInt64
+        package var pinnedVersions: Int
+        package var oldestPinnedVersion: Version?
+        package var generation: UInt64
+    }
+
+    package let path: String
+    package let configuration: Configuration
+    let fs: any FileSystem
+    let writeLock = AsyncWriteLock()
+    /// Serialises compactions (explicit and background).
+    let compactionLock = AsyncWriteLock()
+    let pins = VersionPins()
+    let core: Mutex<Core>
+    let syncQueue = DispatchQueue(label: "ActorStore.sync", qos: .userInitiated)
+    /// What open found and did.
+    package var recoveryReport: RecoveryReport { core.withLock { $0.report } }
+
+    /// The engine's mutable state. Everything in it changes under the `core` lock only.
+    struct Core {
+        var file: OpenFile
+        /// A second descriptor of the same file that holds the exclusive lock. It is never mapped: a mapping
+        /// keeps its descriptor's open file description (and so an `flock`) alive after `close`, while this one
+        /// lets `close()` release the lock even when snapshots still map the file.
+        var lockFile: OpenFile?
+        var header: FileHeader
+        var region: MappedRegion
+        /// The newest durable version: what snapshots see.
+        var published: DatabaseState
+        /// The newest appended version: what the next write transaction starts from.
+        var tip: DatabaseState
+        var appendedEnd: UInt64
+        var durableEnd: UInt64
+        var waiting: [PendingCommit] = []
+        var syncInFlight = false
+        var poisoned: StorageError?
+        var isClosed = false
+        var compactionRunning = false
+        var lastCompactionError: StorageError?
+        var report: RecoveryReport
+        /// Resumed when no commit is waiting for a sync any more.
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    struct PendingCommit {
+        let end: UInt64
+        let state: DatabaseState
+        let result: CommitResult
+        let continuation: CheckedContinuation<CommitResult, any Error>
+    }
+
+    private init(path: String, configuration: Configuration, fs: any FileSystem, core: Core) {
+        self.path = path
+        self.configuration = configuration
+        self.fs = fs
+        self.core = Mutex(core)
+    }
+
+    deinit {
+        core.withLock { core in
+            if !core.isClosed {
+                fs.close(core.file)
+                if let lock = core.lockFile { fs.close(lock) }
+            }
+        }
+    }
+
+    // MARK: Open
+
+    /// Opens (creating if needed) the store described by `configuration`, recovering from any crash.
+    ///
+    /// Recovery verifies every record's checksums, replays the commits into the indexes, truncates a torn
+    /// tail and rewrites a damaged last footer; corruption throws and leaves the file untouched.
+    /// - Throws: `.corrupted` (with the offset), `.alreadyOpen`, `.fileNotFound` (read-only, missing),
+    ///   `.permissionDenied`, `.unsupportedFormat`, `.diskFull`, `.ioFailure`.
+    package static func open(_ configuration: Configuration) async throws(StorageError) -> StorageEngine {
+        let engine = try await offload { () throws(StorageError) in try openSynchronously(configuration) }
+        if let should = configuration.shouldCompactOnLaunch, !configuration.readOnly {
+            let stats = engine.statistics
+            if should(stats.totalBytes, stats.liveBytes) {
+                try await engine.compact()
+                engine.core.withLock { $0.report.compactedOnLaunch = true }
+            }
+        }
+        return engine
+    }
+
+    static func openSynchronously(_ configuration: Configuration) throws(StorageError) -> StorageEngine {
+        let fs = configuration.fileSystem
+        let path = configuration.path ?? "/memory/\(UUID().uuidString)/store"
+        var report = RecoveryReport()
+        if !configuration.readOnly {
+            report.removedTemporaryFiles = removeStaleTemporaryFiles(fs, path)
+        }
+        if !fs.fileExists(path) {
+            if configuration.readOnly {
+                throw StorageError(
+                    .fileNotFound, "There is no store at '\(path)' to open read-only. Open it writable once to create it.")
+            }
+            try createStoreFile(fs, path, header: FileHeader())
+        }
+        let lockFile = configuration.readOnly ? nil : try lockedDescriptor(fs, path)
+        let file: OpenFile
+        do throws(StorageError) {
+            file = try fs.open(path, create: false, readOnly: configuration.readOnly)
+        } catch {
+            if let lockFile { fs.close(lockFile) }
+            throw error
+        }
+        do throws(StorageError) {
+            var size = try fs.size(of: file)
+            if size == 0 && !configuration.readOnly {
+                let header = FileHeader().encoded()
+                try fs.writeAll(file, header, at: 0)
+                try fs.sync(file)
+                size = UInt64(FileHeader.size)
+            }
+            let region = try fs.map(file, length: regionLength(for: size))
+            let fileBytes = region.bytes(at: 0, count: Int(size))
+            let header = try FileHeader(decoding: fileBytes, path: path)
+            if header.flags.contains(.encrypted) {
+                throw StorageError(
+                    .wrongKey, "'\(path)' is encrypted, and this version of ActorStore opens unencrypted stores only.")
+            }
+            var state = DatabaseState()
+            let token = MutationToken.next()
+            var lastEntry: LogScanner.Entry?
+            let outcome = try LogScanner.scan(fileBytes, from: FileHeader.size, path: path) { (entry) throws(StorageError) in
+                guard entry.kind == Record.Kind.commit.rawValue else {
+                    throw StorageError(
+                        .unsupportedFormat, "'\(path)' has a record of unknown kind \(entry.kind) at byte \(entry.offset).",
+                        offset: FileOffset(entry.offset))
+                }
+                try Replay.apply(
+                    commit: UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload]), at: entry.payload.lowerBound,
+                    to: &state, token: token, path: path
+                ) { (location) throws(StorageError) in
+                    try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
+                }
+                report.recordsReplayed += 1
+                lastEntry = entry
+            }
+            var end = UInt64(outcome.validEnd)
+            if !configuration.readOnly {
+                if let footerAt = outcome.damagedFooterAt, let last = lastEntry,
+                    let parsed = Record.parseHeader(fileBytes[last.offset...].prefix(Record.headerSize).rebased)
+                {
+                    let footer = Record.footer(length: parsed.length, payloadCRC: parsed.payloadCRC)
+                    try fs.writeAll(file, footer, at: UInt64(footerAt))
+                    report.repairedFooterAt = UInt64(footerAt)
+                }
+                if outcome.tornTailAt != nil || size > end {
+                    report.truncatedBytes = size - end
+                    try fs.truncate(file, to: end)
+                }
+                if report.repairedFooterAt != nil || report.truncatedBytes > 0 { try fs.sync(file) }
+            } else {
+                end = UInt64(outcome.validEnd)
+            }
+            let core = Core(
+                file: file, lockFile: lockFile, header: header, region: region, published: state, tip: state, appendedEnd: end,
+                durableEnd: end, report: report)
+            return StorageEngine(path: path, configuration: configuration, fs: fs, core: core)
+        } catch {
+            fs.close(file)
+            if let lockFile { fs.close(lockFile) }
+            throw error
+        }
+    }
+
+    /// Opens `path` and takes its exclusive lock on that descriptor.
+    /// - Throws: `.alreadyOpen` when another process (or engine) holds it.
+    static func lockedDescriptor(_ fs: any FileSystem, _ path: String) throws(StorageError) -> OpenFile {
+        let lockFile = try fs.open(path, create: false, readOnly: false)
+        do throws(StorageError) {
+            try fs.lockExclusive(lockFile)
+        } catch {
+            fs.close(lockFile)
+            throw error
+        }
+        return lockFile
+    }
+
+    /// The mapping length for a file of `size` bytes: room to grow before the next remap.
+    static func regionLength(for size: UInt64) -> Int {
+        var length = 1 << 20
+        while UInt64(length) < size * 2 { length <<= 1 }
+        return length
+    }
+
+    /// Creates a complete store file atomically: header into a temporary file, sync, rename, sync directory.
+    static func createStoreFile(_ fs: any FileSystem, _ path: String, header: FileHeader) throws(StorageError) {
+        let temporary = path + ".creating"
+        let file = try fs.open(temporary, create: true, readOnly: false)
+        do throws(StorageError) {
+            try fs.truncate(file, to: 0)
+            try fs.writeAll(file, header.encoded(), at: 0)
+            try fs.sync(file)
+            fs.close(file)
+        } catch {
+            fs.close(file)
+            try? fs.remove(temporary)
+            throw error
+        }
+        try fs.rename(temporary, to: path)
+        try fs.syncDirectory(directory(of: path))
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Suffixes of the engine's temporary files next to a store.
+    static let temporarySuffixes = [".creating", ".compacting"]
+
+    /// Removes temporary files a crash left next to the store; returns their paths.
+    static func removeStaleTemporaryFiles(_ fs: any FileSystem, _ path: String) -> [String] {
+        let directory = directory(of: path)
+        let base = String(path.split(separator: "/").last ?? "")
+        guard let names = try? fs.contentsOfDirectory(directory) else { return [] }
+        var removed: [String] = []
+        for name in names where temporarySuffixes.contains(where: { name == base + $0 }) {
+            let full = directory == "/" ? "/" + name : directory + "/" + name
+            if (try? fs.remove(full)) != nil { removed.append(full) }
+        }
+        return removed
+    }
+
+    // MARK: Reading
+
+    /// The newest durable version, pinned until the snapshot is released. O(1).
+    /// - Throws: `.tooManyVersions` past `maximumNumberOfActiveVersions`; `.closed`.
+    package func snapshot() throws(StorageError) -> Snapshot {
+        let (state, region, closed) = core.withLock { ($0.published, $0.region, $0.isClosed) }
+        if closed { throw StorageError(.closed, "The store at '\(path)' is closed.") }
+        let pin = try pins.pin(state.version, limit: configuration.maximumNumberOfActiveVersions)
+        return Snapshot(state: state, region: region, pin: pin)
+    }
+
+    /// The newest durable version number.
+    package var latestVersion: Version { core.withLock { $0.published.version } }
+
+    /// File size, live bytes, and pinned versions.
+    package var statistics: Statistics {
+        let pinned = pins.summary
+        return core.withLock { core in
+            Statistics(
+                version: core.published.version, totalBytes: core.appendedEnd, liveBytes: core.published.liveBytes,
+                pinnedVersions: pinned.count, oldestPinnedVersion: pinned.oldest, generation: core.header.generation)
+        }
+    }
+
+    /// Waits for the writer lock, then closes the file. Snapshots stay readable; writes throw `.closed`.
+    package func close() async {
+        await writeLock.lock()
+        await waitUntilSynced()
+        core.withLock { core in
+            if !core.isClosed {
+                core.isClosed = true
+                fs.close(core.file)
+                if let lock = core.lockFile { fs.close(lock) }
+            }
+        }
+        writeLock.unlock()
+    }
+}
+
+extension Slice where Base == UnsafeRawBufferPointer {
+    var rebased: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: self) }
+}
+
+/// Runs blocking work (file I/O) on a Dispatch thread instead of the cooperative pool, and awaits it.
+func offload<T: Sendable>(_ work: @escaping @Sendable () throws(StorageError) -> T) async throws(StorageError) -> T {
+    let result: Result<T, StorageError> = await withCheckedContinuation { continuation in
+        DispatchQueue.global(qos: .userInitiated).async {
+            do throws(StorageError) {
+                continuation.resume(returning: .success(try work()))
+            } catch {
+                continuation.resume(returning: .failure(error))
+            }
+        }
+    }
+    return try result.get()
+}

@@ -1,0 +1,310 @@
+/// One write transaction: the only way to change a store. Obtained from ``StorageEngine/beginWrite()``.
+///
+/// The transaction holds the engine's writer lock from `beginWrite` until ``commit()`` or ``rollback()``
+/// (or until it is released, which rolls back). It starts from the newest appended version, reads its
+/// own writes, and builds its commit record in memory as it goes: each operation is encoded once,
+/// straight into the record, and the indexes point at the encoded rows.
+///
+/// - Important: Not `Sendable`. Use it from the task that began it.
+package final class WriteTransaction: ReadableStore {
+    let engine: StorageEngine
+    package private(set) var state: DatabaseState
+    let baseVersion: Version
+    let token: MutationToken
+    /// File offset where this transaction's record will be written.
+    let recordStart: UInt64
+    let region: MappedRegion
+    let buffer: RecordBuffer
+    private var scratch: [UInt8] = []
+    package private(set) var changes = ChangeSet()
+    private(set) var isFinished = false
+    /// Set when an operation failed half-way; the transaction can then only roll back.
+    private var failure: StorageError?
+    var hasOperations: Bool { buffer.count > Record.headerSize + 8 }
+
+    init(engine: StorageEngine, base: DatabaseState, recordStart: UInt64, region: MappedRegion) {
+        self.engine = engine
+        self.state = base
+        self.baseVersion = base.version
+        self.state.version = base.version.next
+        self.token = MutationToken.next()
+        self.recordStart = recordStart
+        self.region = region
+        self.buffer = RecordBuffer(capacity: 4096)
+        buffer.append([UInt8](repeating: 0, count: Record.headerSize))
+        buffer.append(state.version.rawValue)
+    }
+
+    deinit {
+        if !isFinished { engine.writeLock.unlock() }
+    }
+
+    package func withRowBytes<R>(
+        at location: RowLocation, _ body: (RowView) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        if location.offset >= recordStart {
+            let start = Int(location.offset - recordStart)
+            return try body(try RowView(buffer.bytes(at: start, count: Int(location.length))))
+        }
+        return try body(try RowView(region.bytes(at: Int(location.offset), count: Int(location.length))))
+    }
+
+    private func checkUsable() throws(StorageError) {
+        precondition(!isFinished, "This write transaction was already committed or rolled back.")
+        if let failure {
+            throw StorageError(
+                failure.code, "An earlier operation of this transaction failed (\(failure.message)); roll it back.")
+        }
+    }
+
+    private func table(_ id: TableID) throws(StorageError) -> TableState {
+        guard let table = state.tables[id] else {
+            throw StorageError(.invalidObject, "There is no table \(id) in this store; add it to the schema first.")
+        }
+        return table
+    }
+
+    // MARK: Schema
+
+    /// Replaces the schema with `tables` (tables keep their id and rows by name; tables not listed are dropped).
+    /// - Returns: the id of each table, in the order given.
+    /// - Throws: `.schemaMismatch` naming the problem (duplicate or empty names, two primary keys, an
+    ///   unindexable primary key or index, a link to a missing table).
+    @discardableResult
+    package func setSchema(_ tables: [TableSchema], version: UInt64? = nil) throws(StorageError) -> [TableID] {
+        try checkUsable()
+        try SchemaValidation.validate(tables)
+        var next = (state.tables.keys.map(\.rawValue).max() ?? 0) + 1
+        var entries: [CommitPayload.TableEntry] = []
+        for schema in tables {
+            let id: TableID
+            if let existing = state.tableIDs[schema.name] {
+                id = existing
+            } else {
+                id = TableID(next)
+                next += 1
+            }
+            entries.append(.init(id: id, schema: schema, nextKey: state.tables[id]?.nextKey ?? 0))
+        }
+        var writer = ByteWriter()
+        CommitPayload.appendSchema(entries, version: version ?? state.schemaVersion, to: &writer)
+        let mark = buffer.count
+        buffer.append(writer.bytes)
+        do throws(StorageError) {
+            try state.applySchema(entries, version: version ?? state.schemaVersion, token: token) {
+                (location) throws(StorageError) in try withRowBytes(at: location) { $0 }
+            }
+        } catch {
+            buffer.truncate(to: mark)
+            failure = error
+            throw error
+        }
+        changes.schemaChanged = true
+        return entries.map(\.id)
+    }
+
+    /// Adds one table to the schema (or returns the id of the existing table with that name and schema).
+    @discardableResult
+    package func createTable(_ schema: TableSchema) throws(StorageError) -> TableID {
+        if let id = state.tableIDs[schema.name], state.tables[id]?.schema == schema { return id }
+        let ids = try setSchema(state.schema.filter { $0.name != schema.name } + [schema])
+        return ids[ids.count - 1]
+    }
+
+    // MARK: Rows
+
+    /// Inserts a row and returns its new key.
+    /// - Parameter values: one value per column, in column order.
+    /// - Throws: `.invalidValue` / `.limitExceeded` for a value that does not fit its column,
+    ///   `.primaryKeyExists`, `.invalidObject` for a link to a missing object.
+    @discardableResult
+    package func insert(_ tableID: TableID, _ values: [Value]) throws(StorageError) -> ObjectKey {
+        try checkUsable()
+        let table = try table(tableID)
+        let row = try validatedRow(table, values)
+        let key = ObjectKey(table.nextKey)
+        try appendUpsert(tableID, key, row, table.schema.columns)
+        changes.tables[tableID, default: TableChanges()].recordInsert(key)
+        return key
+    }
+
+    /// Sets some columns of an existing row. Columns whose value does not change are not reported modified.
+    /// - Throws: `.invalidObject` (no such row), `.invalidValue` (including changing a primary key), `.limitExceeded`.
+    package func update(_ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)])
+        throws(StorageError)
+    {
+        try checkUsable()
+        let table = try table(tableID)
+        guard var row = try values(tableID, key) else {
+            throw StorageError(
+                .invalidObject, "The \(table.schema.name) object \(key) does not exist: it was deleted or never added.")
+        }
+        var changed = ColumnSet()
+        for (column, value) in columnValues {
+            guard let schema = table.schema.columns[safe: column] else {
+                throw StorageError(.invalidValue, "\(table.schema.name) has no column number \(column).")
+            }
+            let normalized = try RowEncoder.validate(value, for: schema.type, column: schema.name)
+            if row[column] != normalized {
+                if schema.isPrimaryKey {
+                    throw StorageError(
+                        .invalidValue,
+                        "The primary key '\(schema.name)' of a \(table.schema.name) can't be changed after the object "
+                            + "is added. Delete the object and add a new one instead.")
+                }
+                try checkLinks(normalized, schema)
+                row[column] = normalized
+                changed.insert(column)
+            }
+        }
+        guard !changed.isEmpty else { return }
+        try appendUpsert(tableID, key, row, table.schema.columns)
+        changes.tables[tableID, default: TableChanges()].recordModify(key, changed)
+    }
+
+    /// Deletes a row. Links to it become null, and it leaves every list, set and map that held it.
+    /// - Throws: `.invalidObject` if there is no such row.
+    package func delete(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) {
+        try checkUsable()
+        let table = try table(tableID)
+        guard let location = table.rows.value(forKey: key) else {
+            throw StorageError(
+                .invalidObject, "The \(table.schema.name) object \(key) does not exist: it was deleted or never added.")
+        }
+        _ = location
+        for link in backlinks(to: tableID, key) where !(link.source == tableID && link.key == key) {
+            guard let sourceTable = state.tables[link.source], var row = try values(link.source, link.key) else {
+                continue
+            }
+            row[link.column] = Self.removingLinks(to: key, from: row[link.column])
+            try appendUpsert(link.source, link.key, row, sourceTable.schema.columns)
+            var columns = ColumnSet()
+            columns.insert(link.column)
+            changes.tables[link.source, default: TableChanges()].recordModify(link.key, columns)
+        }
+        let mark = buffer.count
+        buffer.append(CommitPayload.Op.delete.rawValue)
+        buffer.append(tableID.rawValue)
+        buffer.append(key.rawValue)
+        do throws(StorageError) {
+            guard let current = state.tables[tableID]?.rows.value(forKey: key) else { return }
+            try withRowBytes(at: current) { (old) throws(StorageError) in
+                try state.applyDelete(table: tableID, key: key, oldRow: old, token: token)
+            }
+        } catch {
+            buffer.truncate(to: mark)
+            failure = error
+            throw error
+        }
+        changes.tables[tableID, default: TableChanges()].recordDelete(key)
+    }
+
+    /// Deletes every row of a table (unlinking each, as ``delete(_:_:)``).
+    package func deleteAll(_ tableID: TableID) throws(StorageError) {
+        let keys = try table(tableID).rows.map(\.key)
+        for key in keys where state.tables[tableID]?.rows.contains(key) == true { try delete(tableID, key) }
+    }
+
+    // MARK: Finishing
+
+    /// Appends the transaction's record and waits until it is durable; then the new version is visible.
+    /// A transaction with no operations commits nothing and returns the version it started from.
+    /// - Throws: `.diskFull`, `.ioFailure` (nothing was committed; the engine state did not advance),
+    ///   `.poisoned` (the commit's fsync failed; reopen the store).
+    @discardableResult
+    package func commit() async throws(StorageError) -> CommitResult {
+        try checkUsable()
+        isFinished = true
+        return try await engine.commit(self)
+    }
+
+    /// Discards everything the transaction did and releases the writer lock.
+    package func rollback() {
+        guard !isFinished else { return }
+        isFinished = true
+        engine.writeLock.unlock()
+    }
+
+    // MARK: Helpers
+
+    private func validatedRow(_ table: TableState, _ values: [Value]) throws(StorageError) -> [Value] {
+        let columns = table.schema.columns
+        guard values.count == columns.count else {
+            throw StorageError(
+                .invalidValue,
+                "A \(table.schema.name) row has \(columns.count) columns, but \(values.count) values were given.")
+        }
+        var row: [Value] = []
+        row.reserveCapacity(values.count)
+        for (i, column) in columns.enumerated() {
+            let value = try RowEncoder.validate(values[i], for: column.type, column: column.name)
+            try checkLinks(value, column)
+            row.append(value)
+        }
+        return row
+    }
+
+    /// Every object a link value refers to must exist in the target table.
+    private func checkLinks(_ value: Value, _ column: ColumnSchema) throws(StorageError) {
+        guard column.type.scalar == .link else { return }
+        guard let target = column.linkTarget.flatMap({ state.tableIDs[$0] }) else {
+            throw StorageError(.schemaMismatch, "Column '\(column.name)' links to a table that is not in the schema.")
+        }
+        func check(_ v: Value) throws(StorageError) {
+            if case .link(let k) = v, state.tables[target]?.rows.contains(k) != true {
+                throw StorageError(
+                    .invalidObject,
+                    "'\(column.name)' refers to \(column.linkTarget ?? "") object \(k), which does not exist. "
+                        + "Add the object first.")
+            }
+        }
+        switch value {
+        case .list(let items), .set(let items): for item in items { try check(item) }
+        case .map(let entries): for entry in entries { try check(entry.value) }
+        default: try check(value)
+        }
+    }
+
+    /// Encodes the row into the record and applies it; undoes the append if applying fails.
+    private func appendUpsert(
+        _ tableID: TableID, _ key: ObjectKey, _ row: [Value], _ columns: [ColumnSchema]
+    ) throws(StorageError) {
+        let mark = buffer.count
+        buffer.append(CommitPayload.Op.upsert.rawValue)
+        buffer.append(tableID.rawValue)
+        buffer.append(key.rawValue)
+        scratch.removeAll(keepingCapacity: true)
+        RowEncoder.encode(row, types: columns.map(\.type), into: &scratch)
+        buffer.append(UInt32(scratch.count))
+        let rowStart = buffer.count
+        buffer.append(scratch)
+        let location = RowLocation(offset: recordStart + UInt64(rowStart), length: UInt32(scratch.count))
+        do throws(StorageError) {
+            let old = state.tables[tableID]?.rows.value(forKey: key)
+            let newRow = try RowView(buffer.bytes(at: rowStart, count: scratch.count))
+            if let old {
+                try withRowBytes(at: old) { (oldRow) throws(StorageError) in
+                    try state.applyUpsert(
+                        table: tableID, key: key, location: location, newRow: newRow, oldRow: oldRow, token: token)
+                }
+            } else {
+                try state.applyUpsert(
+                    table: tableID, key: key, location: location, newRow: newRow, oldRow: nil, token: token)
+            }
+        } catch {
+            buffer.truncate(to: mark)
+            if error.code != .primaryKeyExists { failure = error }
+            throw error
+        }
+    }
+
+    static func removingLinks(to key: ObjectKey, from value: Value) -> Value {
+        switch value {
+        case .link(let k) where k == key: .null
+        case .list(let items): .list(items.filter { $0 != .link(key) })
+        case .set(let items): .set(items.filter { $0 != .link(key) })
+        case .map(let entries): .map(entries.map { $0.value == .link(key) ? .init($0.key, .null) : $0 })
+        default: value
+        }
+    }
+}

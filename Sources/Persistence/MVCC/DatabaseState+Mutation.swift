@@ -1,0 +1,169 @@
+/// The mutations of a version's state, shared by live write transactions and by replay (open and
+/// compaction catch-up), so that the two can never disagree about what an operation means.
+///
+/// Row bytes are provided by the caller; these functions decode only the columns that feed the
+/// primary-key index, secondary indexes and the backlink index.
+extension DatabaseState {
+    /// Per-row bytes charged to live data besides the row itself: the upsert op header.
+    package static let rowOverhead = UInt64(CommitPayload.upsertHeaderSize)
+
+    /// Makes `newRow` (stored at `location`) the current row `key` of `table`, replacing `oldRow` if any,
+    /// and updates the indexes.
+    /// - Throws: `.primaryKeyExists` if another object has the new row's primary key; `.corrupted` if a row
+    ///   cannot be decoded.
+    package mutating func applyUpsert(
+        table tableID: TableID, key: ObjectKey, location: RowLocation, newRow: RowView, oldRow: RowView?,
+        token: MutationToken
+    ) throws(StorageError) {
+        guard var table = tables.removeValue(forKey: tableID) else {
+            throw StorageError(.invalidObject, "There is no table \(tableID) in this version.")
+        }
+        defer { tables[tableID] = table }
+        let columns = table.schema.columns
+        if let pk = table.schema.primaryKeyColumn {
+            let newKey = try indexKey(newRow, pk, columns[pk].type)
+            let oldKey = try oldRow.map { (row) throws(StorageError) in try indexKey(row, pk, columns[pk].type) }
+            if newKey != oldKey {
+                if let existing = table.primaryIndex.value(forKey: newKey), existing != key {
+                    throw StorageError(
+                        .primaryKeyExists,
+                        "An object of type '\(table.schema.name)' with primary key \(newKey) already exists. "
+                            + "Use update: .modified or .all to update it.")
+                }
+                if let oldKey { table.primaryIndex.removeValue(forKey: oldKey, token: token) }
+                table.primaryIndex.updateValue(key, forKey: newKey, token: token)
+            }
+        }
+        for column in table.indexes.keys {
+            let newKey = try indexKey(newRow, column, columns[column].type)
+            let oldKey = try oldRow.map { (row) throws(StorageError) in try indexKey(row, column, columns[column].type) }
+            if newKey != oldKey {
+                if let oldKey { table.indexes[column]!.removeValue(forKey: IndexEntry(oldKey, key), token: token) }
+                table.indexes[column]!.updateValue(Present(), forKey: IndexEntry(newKey, key), token: token)
+            }
+        }
+        for column in table.linkColumns {
+            try updateBacklinks(
+                from: tableID, key: key, column: column, table: table, old: oldRow, new: newRow, token: token)
+        }
+        if let index = table.rows.updateValue(location, forKey: key, token: token) {
+            liveBytes -= UInt64(index.length) + Self.rowOverhead
+        }
+        liveBytes += UInt64(location.length) + Self.rowOverhead
+        if key.rawValue >= table.nextKey { table.nextKey = key.rawValue + 1 }
+    }
+
+    /// Removes row `key` (whose current bytes are `oldRow`) from `table` and from every index.
+    /// Links *to* the row must already have been removed by the caller (see `WriteTransaction.delete`).
+    package mutating func applyDelete(
+        table tableID: TableID, key: ObjectKey, oldRow: RowView, token: MutationToken
+    ) throws(StorageError) {
+        guard var table = tables.removeValue(forKey: tableID) else {
+            throw StorageError(.invalidObject, "There is no table \(tableID) in this version.")
+        }
+        defer { tables[tableID] = table }
+        let columns = table.schema.columns
+        if let pk = table.schema.primaryKeyColumn {
+            table.primaryIndex.removeValue(forKey: try indexKey(oldRow, pk, columns[pk].type), token: token)
+        }
+        for column in table.indexes.keys {
+            let old = try indexKey(oldRow, column, columns[column].type)
+            table.indexes[column]!.removeValue(forKey: IndexEntry(old, key), token: token)
+        }
+        for column in table.linkColumns {
+            try updateBacklinks(from: tableID, key: key, column: column, table: table, old: oldRow, new: nil, token: token)
+        }
+        if let location = table.rows.removeValue(forKey: key, token: token) {
+            liveBytes -= UInt64(location.length) + Self.rowOverhead
+        }
+    }
+
+    private func indexKey(_ row: RowView, _ column: Int, _ type: ColumnType) throws(StorageError) -> IndexKey {
+        let value = try row.value(at: column, type: type)
+        guard let key = IndexKey(value) else {
+            throw StorageError(.corrupted, "An indexed column holds a value of a kind that cannot be indexed.")
+        }
+        return key
+    }
+
+    /// Adjusts the backlink counts of the targets of `column` from the links in `old` to those in `new`.
+    private mutating func updateBacklinks(
+        from source: TableID, key: ObjectKey, column: Int, table: TableState, old: RowView?, new: RowView?,
+        token: MutationToken
+    ) throws(StorageError) {
+        let schema = table.schema.columns[column]
+        guard let targetName = schema.linkTarget, let target = tableIDs[targetName] else { return }
+        let oldLinks = try old?.links(at: column, type: schema.type) ?? []
+        let newLinks = try new?.links(at: column, type: schema.type) ?? []
+        if oldLinks == newLinks { return }
+        var delta: [ObjectKey: Int] = [:]
+        for k in oldLinks { delta[k, default: 0] -= 1 }
+        for k in newLinks { delta[k, default: 0] += 1 }
+        for (targetKey, change) in delta where change != 0 {
+            let entry = BacklinkKey(
+                target: target, targetKey: targetKey, source: source, column: Int32(column), sourceKey: key)
+            let count = Int(backlinks.value(forKey: entry) ?? 0) + change
+            if count > 0 {
+                backlinks.updateValue(UInt32(count), forKey: entry, token: token)
+            } else {
+                backlinks.removeValue(forKey: entry, token: token)
+            }
+        }
+    }
+
+    /// Replaces the schema. Tables keep their rows when their id survives; dropped tables lose theirs;
+    /// indexes are (re)built from the rows for columns that became indexed.
+    /// - Parameter readRow: the bytes of a row at a location (to build new indexes).
+    package mutating func applySchema(
+        _ entries: [CommitPayload.TableEntry], version: UInt64, token: MutationToken,
+        readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
+        schemaVersion = version
+        var newTables: [TableID: TableState] = [:]
+        var newIDs: [String: TableID] = [:]
+        for entry in entries {
+            var table = tables[entry.id] ?? TableState(id: entry.id, schema: entry.schema)
+            let rebuild = table.schema != entry.schema && !table.rows.isEmpty
+            table.schema = entry.schema
+            table.nextKey = max(table.nextKey, entry.nextKey)
+            if rebuild || tables[entry.id] == nil {
+                table.primaryIndex = PersistentBTree()
+                table.indexes = [:]
+                for (i, column) in entry.schema.columns.enumerated() where column.isIndexed && !column.isPrimaryKey {
+                    table.indexes[i] = PersistentBTree()
+                }
+            }
+            newTables[entry.id] = table
+            newIDs[entry.schema.name] = entry.id
+        }
+        let dropped = Set(tables.keys).subtracting(newTables.keys)
+        let changed = newTables.filter { id, table in
+            tables[id].map { $0.schema != table.schema && !$0.rows.isEmpty } ?? false
+        }
+        tables = newTables
+        tableIDs = newIDs
+        if !dropped.isEmpty || !changed.isEmpty {
+            try rebuildDerivedIndexes(token: token, readRow: readRow)
+        }
+    }
+
+    /// Rebuilds primary, secondary and backlink indexes and live bytes from the rows (after a schema change).
+    private mutating func rebuildDerivedIndexes(
+        token: MutationToken, readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
+        backlinks = PersistentBTree()
+        liveBytes = UInt64(FileHeader.size)
+        for id in tables.keys.sorted() {
+            var table = tables[id]!
+            let rows = table.rows
+            table.rows = PersistentBTree()
+            table.primaryIndex = PersistentBTree()
+            for column in table.indexes.keys { table.indexes[column] = PersistentBTree() }
+            tables[id] = table
+            for (key, location) in rows {
+                try applyUpsert(
+                    table: id, key: key, location: location, newRow: try readRow(location), oldRow: nil, token: token)
+            }
+        }
+    }
+}

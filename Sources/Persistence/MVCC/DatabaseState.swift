@@ -1,0 +1,152 @@
+import Foundation
+
+/// Where a row's bytes are in the store file.
+package struct RowLocation: Hashable, Sendable {
+    /// File offset of the first byte of the encoded row.
+    package var offset: UInt64
+    package var length: UInt32
+    package init(offset: UInt64, length: UInt32) {
+        self.offset = offset
+        self.length = length
+    }
+}
+
+/// A placeholder value for index trees that are sets of keys.
+package struct Present: Hashable, Sendable {
+    package init() {}
+}
+
+/// The key of a primary-key or secondary index: an indexable value, ordered within its column's type.
+package enum IndexKey: Hashable, Comparable, Sendable {
+    case null
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case uuid(UInt64, UInt64)
+    case objectId(UInt64, UInt32)
+
+    /// The index key for a stored value, or nil if values of that kind are not indexable.
+    package init?(_ value: Value) {
+        switch value {
+        case .null: self = .null
+        case .int(let v): self = .int(v)
+        case .bool(let v): self = .int(v ? 1 : 0)
+        case .string(let v): self = .string(v)
+        case .date(let v): self = .double(v.timeIntervalSinceReferenceDate)
+        case .uuid(let v):
+            let (hi, lo) = withUnsafeBytes(of: v.uuid) {
+                ($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self).bigEndian,
+                 $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian)
+            }
+            self = .uuid(hi, lo)
+        case .objectId(let v): self = .objectId(v.high, v.low)
+        default: return nil
+        }
+    }
+
+    /// Whether a column of this scalar type can be indexed (and be a primary key).
+    package static func canIndex(_ scalar: ScalarType) -> Bool {
+        switch scalar {
+        case .bool, .int8, .int16, .int32, .int64, .string, .date, .uuid, .objectId: true
+        default: false
+        }
+    }
+}
+
+/// An entry of a secondary index: (value, object). Several objects may share a value.
+package struct IndexEntry: Hashable, Comparable, Sendable {
+    package var key: IndexKey
+    package var object: ObjectKey
+    package init(_ key: IndexKey, _ object: ObjectKey) {
+        self.key = key
+        self.object = object
+    }
+    package static func < (a: Self, b: Self) -> Bool { (a.key, a.object) < (b.key, b.object) }
+}
+
+/// An entry of the backlink index: `source` row `sourceKey` links to `target` row `targetKey` through `column`.
+/// Ordered by target first, so all links *to* one object are adjacent.
+package struct BacklinkKey: Hashable, Comparable, Sendable {
+    package var target: TableID
+    package var targetKey: ObjectKey
+    package var source: TableID
+    package var column: Int32
+    package var sourceKey: ObjectKey
+
+    package init(target: TableID, targetKey: ObjectKey, source: TableID, column: Int32, sourceKey: ObjectKey) {
+        self.target = target
+        self.targetKey = targetKey
+        self.source = source
+        self.column = column
+        self.sourceKey = sourceKey
+    }
+
+    package static func < (a: Self, b: Self) -> Bool {
+        (a.target, a.targetKey, a.source, a.column, a.sourceKey)
+            < (b.target, b.targetKey, b.source, b.column, b.sourceKey)
+    }
+    /// The smallest key for links to (target, targetKey).
+    package static func lowerBound(_ target: TableID, _ key: ObjectKey) -> Self {
+        Self(target: target, targetKey: key, source: TableID(0), column: Int32.min, sourceKey: ObjectKey(Int64.min))
+    }
+}
+
+/// One table's persistent state in a version: its schema, rows and indexes. Copying it is O(1).
+package struct TableState: Sendable {
+    package var id: TableID
+    package var schema: TableSchema
+    /// The key the next inserted row gets. Never decreases, so keys are never reused.
+    package var nextKey: Int64
+    package var rows: PersistentBTree<ObjectKey, RowLocation>
+    /// Primary-key value → object, when the table has a primary key.
+    package var primaryIndex: PersistentBTree<IndexKey, ObjectKey>
+    /// Secondary indexes by column number.
+    package var indexes: [Int: PersistentBTree<IndexEntry, Present>]
+
+    package init(id: TableID, schema: TableSchema) {
+        self.id = id
+        self.schema = schema
+        nextKey = 0
+        rows = PersistentBTree()
+        primaryIndex = PersistentBTree()
+        indexes = [:]
+        for (i, column) in schema.columns.enumerated() where column.isIndexed && !column.isPrimaryKey {
+            indexes[i] = PersistentBTree()
+        }
+    }
+
+    /// Columns whose values the backlink index tracks.
+    package var linkColumns: [Int] {
+        schema.columns.indices.filter { schema.columns[$0].type.scalar == .link }
+    }
+}
+
+/// Everything a version is: a handful of roots. Copying it is O(number of tables), and it never changes
+/// once published; a write transaction mutates its own copy in place (see ``PersistentBTree``).
+package struct DatabaseState: Sendable {
+    package var version: Version
+    package var schemaVersion: UInt64
+    package var tables: [TableID: TableState]
+    package var tableIDs: [String: TableID]
+    package var backlinks: PersistentBTree<BacklinkKey, UInt32>
+    /// Bytes of the file that the live rows need (row bytes plus their share of record framing).
+    package var liveBytes: UInt64
+    /// End of this version's commit record in its file (where the next record goes).
+    package var endOffset: UInt64
+
+    package init() {
+        version = .zero
+        schemaVersion = 0
+        tables = [:]
+        tableIDs = [:]
+        backlinks = PersistentBTree()
+        liveBytes = UInt64(FileHeader.size)
+        endOffset = UInt64(FileHeader.size)
+    }
+
+    /// The tables in id order.
+    package var orderedTables: [TableState] { tables.values.sorted { $0.id < $1.id } }
+
+    /// The stored schema, tables in id order.
+    package var schema: [TableSchema] { orderedTables.map(\.schema) }
+}

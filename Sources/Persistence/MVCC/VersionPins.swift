@@ -1,0 +1,46 @@
+import Synchronization
+
+/// Counts the snapshots alive for each version, so the engine can report how many versions are pinned
+/// and the oldest, and refuse runaway pinning.
+package final class VersionPins: Sendable {
+    private let counts = Mutex<[Version: Int]>([:])
+
+    package init() {}
+
+    /// Pins `version`; the returned token unpins it when released.
+    /// - Throws: `.tooManyVersions` if that would pin more than `limit` distinct versions.
+    package func pin(_ version: Version, limit: Int?) throws(StorageError) -> VersionPin {
+        try counts.withLock { counts throws(StorageError) in
+            if let limit, counts[version] == nil, counts.count >= limit {
+                throw StorageError(
+                    .tooManyVersions,
+                    "\(counts.count) versions are pinned by live snapshots (maximumNumberOfActiveVersions is \(limit)). "
+                        + "Release frozen objects and snapshots you no longer need, or raise the limit.")
+            }
+            counts[version, default: 0] += 1
+        }
+        return VersionPin(version: version, pins: self)
+    }
+
+    fileprivate func unpin(_ version: Version) {
+        counts.withLock { counts in
+            if let n = counts[version], n > 1 { counts[version] = n - 1 } else { counts[version] = nil }
+        }
+    }
+
+    /// How many distinct versions are pinned, and the oldest.
+    package var summary: (count: Int, oldest: Version?) {
+        counts.withLock { ($0.count, $0.keys.min()) }
+    }
+}
+
+/// Keeps one version pinned while alive.
+package final class VersionPin: Sendable {
+    package let version: Version
+    private let pins: VersionPins
+    fileprivate init(version: Version, pins: VersionPins) {
+        self.version = version
+        self.pins = pins
+    }
+    deinit { pins.unpin(version) }
+}
