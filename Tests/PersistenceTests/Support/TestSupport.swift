@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+@testable import ActorStorePersistence
+
+/// A small, fast, seedable PRNG (SplitMix64) so random tests replay exactly from a printed seed.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The seed for a randomized test: `ACTORSTORE_SEED` if set, else a fresh one. Printed so a failure replays.
+func testSeed(_ name: String) -> UInt64 {
+    let seed =
+        ProcessInfo.processInfo.environment["ACTORSTORE_SEED"].flatMap { UInt64($0) }
+        ?? UInt64.random(in: 0...UInt64(UInt32.max))
+    print("[\(name)] seed \(seed) (replay with ACTORSTORE_SEED=\(seed))")
+    return seed
+}
+
+/// A fresh temporary directory, removed by the caller with `cleanup`.
+struct TemporaryDirectory {
+    let path: String
+    init() {
+        path = NSTemporaryDirectory() + "actorstore-tests-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    func file(_ name: String = "test.store") -> String { path + "/" + name }
+    func cleanup() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// The canonical test table: Dog(id: Int primary key, name: String indexed, age: Int, owner: link Person).
+enum Fixtures {
+    static let person = TableSchema(
+        "Person",
+        columns: [
+            ColumnSchema("name", ColumnType(.string)),
+            ColumnSchema("dogs", ColumnType(.link, .list), linkTarget: "Dog"),
+        ])
+    static let dog = TableSchema(
+        "Dog",
+        columns: [
+            ColumnSchema("id", ColumnType(.int64), primaryKey: true),
+            ColumnSchema("name", ColumnType(.string), indexed: true),
+            ColumnSchema("age", ColumnType(.int64)),
+            ColumnSchema("owner", ColumnType(.link), linkTarget: "Person"),
+        ])
+    /// A schema-less key/value table used by model and crash tests: key Int (pk), payload String.
+    static let kv = TableSchema(
+        "KV",
+        columns: [
+            ColumnSchema("k", ColumnType(.int64), primaryKey: true),
+            ColumnSchema("v", ColumnType(.string)),
+        ])
+}
+
+/// Opens an engine on a memory file system that tracks durability.
+func memoryEngine(
+    _ fs: any FileSystem, path: String = "/db/test.store", durability: StorageEngine.Durability = .full,
+    autoCompaction: StorageEngine.AutoCompaction? = nil
+) async throws -> StorageEngine {
+    try await StorageEngine.open(
+        .init(path: path, fileSystem: fs, durability: durability, autoCompaction: autoCompaction))
+}
+
+extension ReadableStore {
+    /// All rows of a table as key → values.
+    func contents(_ table: String) throws -> [ObjectKey: [Value]] {
+        guard let id = tableID(named: table) else { return [:] }
+        var result: [ObjectKey: [Value]] = [:]
+        for (key, _) in keys(id) { result[key] = try values(id, key) }
+        return result
+    }
+}
