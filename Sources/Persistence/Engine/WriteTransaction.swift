@@ -123,7 +123,7 @@ package final class WriteTransaction: ReadableStore {
         let table = try table(tableID)
         let row = try validatedRow(table, values)
         let key = ObjectKey(table.nextKey)
-        try appendUpsert(tableID, key, row, table.schema.columns)
+        try appendUpsert(tableID, key, row, table.columnTypes)
         changes.tables[tableID, default: TableChanges()].recordInsert(key)
         return key
     }
@@ -158,7 +158,12 @@ package final class WriteTransaction: ReadableStore {
             }
         }
         guard !changed.isEmpty else { return }
-        try appendUpsert(tableID, key, row, table.schema.columns)
+        let size = RowEncoder.dataSize(row, types: table.columnTypes)
+        guard size <= RowFormat.maxDataBytes else {
+            throw StorageError(
+                .limitExceeded, "The object's values would take \(size) bytes; the limit is \(RowFormat.maxDataBytes).")
+        }
+        try appendUpsert(tableID, key, row, table.columnTypes)
         changes.tables[tableID, default: TableChanges()].recordModify(key, changed)
     }
 
@@ -177,7 +182,7 @@ package final class WriteTransaction: ReadableStore {
                 continue
             }
             row[link.column] = Self.removingLinks(to: key, from: row[link.column])
-            try appendUpsert(link.source, link.key, row, sourceTable.schema.columns)
+            try appendUpsert(link.source, link.key, row, sourceTable.columnTypes)
             var columns = ColumnSet()
             columns.insert(link.column)
             changes.tables[link.source, default: TableChanges()].recordModify(link.key, columns)
@@ -228,19 +233,8 @@ package final class WriteTransaction: ReadableStore {
     // MARK: Helpers
 
     private func validatedRow(_ table: TableState, _ values: [Value]) throws(StorageError) -> [Value] {
-        let columns = table.schema.columns
-        guard values.count == columns.count else {
-            throw StorageError(
-                .invalidValue,
-                "A \(table.schema.name) row has \(columns.count) columns, but \(values.count) values were given.")
-        }
-        var row: [Value] = []
-        row.reserveCapacity(values.count)
-        for (i, column) in columns.enumerated() {
-            let value = try RowEncoder.validate(values[i], for: column.type, column: column.name)
-            try checkLinks(value, column)
-            row.append(value)
-        }
+        let row = try RowEncoder.validateRow(values, columns: table.schema.columns)
+        for column in table.linkColumns { try checkLinks(row[column], table.schema.columns[column]) }
         return row
     }
 
@@ -267,14 +261,14 @@ package final class WriteTransaction: ReadableStore {
 
     /// Encodes the row into the record and applies it; undoes the append if applying fails.
     private func appendUpsert(
-        _ tableID: TableID, _ key: ObjectKey, _ row: [Value], _ columns: [ColumnSchema]
+        _ tableID: TableID, _ key: ObjectKey, _ row: [Value], _ types: [ColumnType]
     ) throws(StorageError) {
         let mark = buffer.count
         buffer.append(CommitPayload.Op.upsert.rawValue)
         buffer.append(tableID.rawValue)
         buffer.append(key.rawValue)
         scratch.removeAll(keepingCapacity: true)
-        RowEncoder.encode(row, types: columns.map(\.type), into: &scratch)
+        RowEncoder.encode(row, types: types, into: &scratch)
         buffer.append(UInt32(scratch.count))
         let rowStart = buffer.count
         buffer.append(scratch)

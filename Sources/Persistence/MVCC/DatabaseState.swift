@@ -94,7 +94,13 @@ package struct BacklinkKey: Hashable, Comparable, Sendable {
 /// One table's persistent state in a version: its schema, rows and indexes. Copying it is O(1).
 package struct TableState: Sendable {
     package var id: TableID
-    package var schema: TableSchema
+    package var schema: TableSchema {
+        didSet { deriveColumnFacts() }
+    }
+    /// The type of each column, in order (cached: every insert needs it).
+    package private(set) var columnTypes: [ColumnType] = []
+    /// Columns whose values the backlink index tracks (cached: every upsert needs it).
+    package private(set) var linkColumns: [Int] = []
     /// The key the next inserted row gets. Never decreases, so keys are never reused.
     package var nextKey: Int64
     package var rows: PersistentBTree<ObjectKey, RowLocation>
@@ -113,11 +119,12 @@ package struct TableState: Sendable {
         for (i, column) in schema.columns.enumerated() where column.isIndexed && !column.isPrimaryKey {
             indexes[i] = PersistentBTree()
         }
+        deriveColumnFacts()
     }
 
-    /// Columns whose values the backlink index tracks.
-    package var linkColumns: [Int] {
-        schema.columns.indices.filter { schema.columns[$0].type.scalar == .link }
+    private mutating func deriveColumnFacts() {
+        columnTypes = schema.columns.map(\.type)
+        linkColumns = schema.columns.indices.filter { schema.columns[$0].type.scalar == .link }
     }
 }
 
