@@ -40,12 +40,12 @@ extension StorageEngine {
                 try copy.writeBase(of: snapshot.state, from: snapshot.region)
                 try fs.sync(copy.file)
                 try fs.rename(temporary, to: destination)
-                fs.close(copy.file)
-                try fs.syncDirectory(Self.directory(of: destination))
             } catch {
                 copy.discard()
                 throw error
             }
+            fs.close(copy.file)
+            try fs.syncDirectory(Self.directory(of: destination))
         }
     }
 

@@ -63,7 +63,13 @@ extension StorageEngine {
 
         let start = txn.recordStart
         let end = start + UInt64(buffer.count)
-        let file = core.withLock { $0.file }
+        // A sync may have failed since this transaction began: its base may then be lost on disk, so
+        // nothing may be appended (let alone acknowledged) behind it.
+        let (file, poisoned) = core.withLock { ($0.file, $0.poisoned) }
+        if let poisoned {
+            writeLock.unlock()
+            throw poisoned
+        }
         do throws(StorageError) {
             try await appendRecord(buffer, to: file, at: start)
         } catch {
@@ -94,17 +100,22 @@ extension StorageEngine {
         }
         do {
             return try await withCheckedThrowingContinuation { continuation in
-                let startSync = core.withLock { core in
+                let (startSync, poisoned) = core.withLock { core -> (Bool, StorageError?) in
+                    if let poisoned = core.poisoned { return (false, poisoned) }
                     core.tip = state
                     core.appendedEnd = end
                     core.waiting.append(
                         PendingCommit(end: end, state: state, result: result, continuation: continuation))
-                    if core.syncInFlight { return false }
+                    if core.syncInFlight { return (false, nil) }
                     core.syncInFlight = true
-                    return true
+                    return (true, nil)
                 }
                 writeLock.unlock()
-                if startSync { syncQueue.async { self.runSyncLoop() } }
+                if let poisoned {
+                    continuation.resume(throwing: poisoned)
+                } else if startSync {
+                    syncQueue.async { self.runSyncLoop() }
+                }
             }
         } catch let error as StorageError {
             throw error

@@ -179,9 +179,6 @@ package final class StorageEngine: Sendable {
         let fs = configuration.fileSystem
         let path = configuration.path ?? "/memory/\(UUID().uuidString)/store"
         var report = RecoveryReport()
-        if !configuration.readOnly {
-            report.removedTemporaryFiles = removeStaleTemporaryFiles(fs, path)
-        }
         if !fs.fileExists(path) {
             if configuration.readOnly {
                 throw StorageError(
@@ -192,6 +189,13 @@ package final class StorageEngine: Sendable {
         let lockFile = configuration.readOnly ? nil : try lockedDescriptor(fs, path)
         let file: OpenFile
         do throws(StorageError) {
+            if !configuration.readOnly {
+                // Only the lock holder may judge the temporary files stale (another engine may be compacting).
+                report.removedTemporaryFiles = removeStaleTemporaryFiles(fs, path)
+                // The file's directory entry may not be durable yet (a create or a compaction whose directory
+                // sync failed before a crash): make it so before acknowledging anything written to it.
+                try fs.syncDirectory(directory(of: path))
+            }
             file = try fs.open(path, create: false, readOnly: configuration.readOnly)
         } catch {
             if let lockFile { fs.close(lockFile) }

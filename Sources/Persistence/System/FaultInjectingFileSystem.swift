@@ -14,7 +14,7 @@ package final class FaultInjectingFileSystem: FileSystem {
     package enum Fault: Sendable, Equatable {
         /// The call fails with this `errno` and has no effect.
         case error(Int32)
-        /// A write writes the first half of its bytes and reports that count (other calls: no fault).
+        /// A write writes the first half of its bytes and reports that count (at another call: no effect).
         case shortWrite
         /// A write writes the first half of its bytes, then fails with this `errno` (other calls: plain error).
         case tornWrite(Int32)
@@ -71,7 +71,7 @@ package final class FaultInjectingFileSystem: FileSystem {
     }
 
     private func check(_ operation: String, _ path: String) throws(StorageError) {
-        if case .fail(let fault) = decide() { throw Self.error(for: fault, operation, path) }
+        if case .fail(let fault) = decide(), fault != .shortWrite { throw Self.error(for: fault, operation, path) }
     }
 
     private static func error(for fault: Fault, _ operation: String, _ path: String) -> StorageError {

@@ -234,9 +234,16 @@ private final class MemoryBlock: @unchecked Sendable {
 // lock; the one access outside it is a region reading published bytes of a block, covered by `MemoryBlock`.
 private final class MemoryFile: @unchecked Sendable {
     var storage: MemoryBlock
+    /// Blocks the file outgrew that a region may still map. Writes are mirrored into them (as far as they
+    /// reach), so every region sees later writes below its length — the coherence real `mmap` gives.
+    private var retired: [Weak] = []
     var size: Int
     var durable: [UInt8]
     var lockHolder: Int32?
+
+    private struct Weak {
+        weak var block: MemoryBlock?
+    }
 
     init(_ bytes: [UInt8]) {
         storage = MemoryBlock(capacity: max(bytes.count, 4096))
@@ -251,18 +258,28 @@ private final class MemoryFile: @unchecked Sendable {
         guard capacity > storage.capacity else { return }
         let grown = MemoryBlock(capacity: max(capacity, storage.capacity * 2))
         grown.pointer.copyMemory(from: storage.pointer, byteCount: size)
+        retired.removeAll { $0.block == nil }
+        retired.append(Weak(block: storage))
         storage = grown
     }
 
+    /// The current block and every retired block still alive.
+    private var blocks: [MemoryBlock] { [storage] + retired.compactMap(\.block) }
+
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
         reserve(offset + bytes.count)
-        if let base = bytes.baseAddress { (storage.pointer + offset).copyMemory(from: base, byteCount: bytes.count) }
+        guard let base = bytes.baseAddress else { return }
+        for block in blocks where offset < block.capacity {
+            (block.pointer + offset).copyMemory(from: base, byteCount: min(bytes.count, block.capacity - offset))
+        }
         size = max(size, offset + bytes.count)
     }
 
     func truncate(to newSize: Int) throws(StorageError) {
         if newSize < size {
-            memset(storage.pointer + newSize, 0, size - newSize)
+            for block in blocks where newSize < block.capacity {
+                memset(block.pointer + newSize, 0, min(size, block.capacity) - newSize)
+            }
         } else {
             reserve(newSize)
         }
