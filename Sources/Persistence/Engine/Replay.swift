@@ -35,10 +35,9 @@ package enum Replay {
                     let bytes = r.bytes(length)
                     guard !r.overrun else { throw CommitPayload.malformed(path, recordOffset, "row") }
                     let location = RowLocation(offset: UInt64(payloadOffset + start), length: UInt32(length))
-                    let old = try state.tables[table]?.rows.value(forKey: key).map(readRow)
                     try state.applyUpsert(
-                        table: table, key: key, location: location, newRow: try RowView(bytes), oldRow: old,
-                        token: token)
+                        table: table, key: key, location: location, newRow: try RowView(bytes), token: token,
+                        readRow: readRow)
                 case .delete:
                     let table = TableID(r.uint32())
                     let key = ObjectKey(r.int64())

@@ -42,11 +42,15 @@ package final class WriteTransaction: ReadableStore {
     package func withRowBytes<R>(
         at location: RowLocation, _ body: (RowView) throws(StorageError) -> R
     ) throws(StorageError) -> R {
+        try body(try rowView(at: location))
+    }
+
+    /// The row at `location`: in this transaction's record, or in the file. Valid until the next append.
+    private func rowView(at location: RowLocation) throws(StorageError) -> RowView {
         if location.offset >= recordStart {
-            let start = Int(location.offset - recordStart)
-            return try body(try RowView(buffer.bytes(at: start, count: Int(location.length))))
+            return try RowView(buffer.bytes(at: Int(location.offset - recordStart), count: Int(location.length)))
         }
-        return try body(try RowView(region.bytes(at: Int(location.offset), count: Int(location.length))))
+        return try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
     }
 
     private func checkUsable() throws(StorageError) {
@@ -120,10 +124,10 @@ package final class WriteTransaction: ReadableStore {
     @discardableResult
     package func insert(_ tableID: TableID, _ values: [Value]) throws(StorageError) -> ObjectKey {
         try checkUsable()
-        let table = try table(tableID)
-        let row = try validatedRow(table, values)
-        let key = ObjectKey(table.nextKey)
-        try appendUpsert(tableID, key, row, table.columnTypes)
+        // No copy of the table state may stay alive across the mutation: the B+tree changes a node in place
+        // only when nothing else refers to it, so a lingering copy would make every insert copy its paths.
+        let (row, key, types) = try prepareInsert(tableID, values)
+        try appendUpsert(tableID, key, row, types)
         changes.tables[tableID, default: TableChanges()].recordInsert(key)
         return key
     }
@@ -134,22 +138,22 @@ package final class WriteTransaction: ReadableStore {
         throws(StorageError)
     {
         try checkUsable()
-        let table = try table(tableID)
+        let (table, types) = try schemaAndTypes(tableID)
         guard var row = try values(tableID, key) else {
             throw StorageError(
-                .invalidObject, "The \(table.schema.name) object \(key) does not exist: it was deleted or never added.")
+                .invalidObject, "The \(table.name) object \(key) does not exist: it was deleted or never added.")
         }
         var changed = ColumnSet()
         for (column, value) in columnValues {
-            guard let schema = table.schema.columns[safe: column] else {
-                throw StorageError(.invalidValue, "\(table.schema.name) has no column number \(column).")
+            guard let schema = table.columns[safe: column] else {
+                throw StorageError(.invalidValue, "\(table.name) has no column number \(column).")
             }
             let normalized = try RowEncoder.validate(value, for: schema.type, column: schema.name)
             if row[column] != normalized {
                 if schema.isPrimaryKey {
                     throw StorageError(
                         .invalidValue,
-                        "The primary key '\(schema.name)' of a \(table.schema.name) can't be changed after the object "
+                        "The primary key '\(schema.name)' of a \(table.name) can't be changed after the object "
                             + "is added. Delete the object and add a new one instead.")
                 }
                 try checkLinks(normalized, schema)
@@ -158,12 +162,12 @@ package final class WriteTransaction: ReadableStore {
             }
         }
         guard !changed.isEmpty else { return }
-        let size = RowEncoder.dataSize(row, types: table.columnTypes)
+        let size = RowEncoder.dataSize(row, types: types)
         guard size <= RowFormat.maxDataBytes else {
             throw StorageError(
                 .limitExceeded, "The object's values would take \(size) bytes; the limit is \(RowFormat.maxDataBytes).")
         }
-        try appendUpsert(tableID, key, row, table.columnTypes)
+        try appendUpsert(tableID, key, row, types)
         changes.tables[tableID, default: TableChanges()].recordModify(key, changed)
     }
 
@@ -171,18 +175,16 @@ package final class WriteTransaction: ReadableStore {
     /// - Throws: `.invalidObject` if there is no such row.
     package func delete(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) {
         try checkUsable()
-        let table = try table(tableID)
-        guard let location = table.rows.value(forKey: key) else {
-            throw StorageError(
-                .invalidObject, "The \(table.schema.name) object \(key) does not exist: it was deleted or never added.")
+        let name = try table(tableID).schema.name
+        guard contains(tableID, key) else {
+            throw StorageError(.invalidObject, "The \(name) object \(key) does not exist: it was deleted or never added.")
         }
-        _ = location
         for link in backlinks(to: tableID, key) where !(link.source == tableID && link.key == key) {
-            guard let sourceTable = state.tables[link.source], var row = try values(link.source, link.key) else {
+            guard let types = state.tables[link.source]?.columnTypes, var row = try values(link.source, link.key) else {
                 continue
             }
             row[link.column] = Self.removingLinks(to: key, from: row[link.column])
-            try appendUpsert(link.source, link.key, row, sourceTable.columnTypes)
+            try appendUpsert(link.source, link.key, row, types)
             var columns = ColumnSet()
             columns.insert(link.column)
             changes.tables[link.source, default: TableChanges()].recordModify(link.key, columns)
@@ -232,6 +234,19 @@ package final class WriteTransaction: ReadableStore {
 
     // MARK: Helpers
 
+    /// The validated row and new key of an insert. The table state copy dies when this returns.
+    private func prepareInsert(
+        _ tableID: TableID, _ values: [Value]
+    ) throws(StorageError) -> ([Value], ObjectKey, [ColumnType]) {
+        let table = try table(tableID)
+        return (try validatedRow(table, values), ObjectKey(table.nextKey), table.columnTypes)
+    }
+
+    private func schemaAndTypes(_ tableID: TableID) throws(StorageError) -> (TableSchema, [ColumnType]) {
+        let table = try table(tableID)
+        return (table.schema, table.columnTypes)
+    }
+
     private func validatedRow(_ table: TableState, _ values: [Value]) throws(StorageError) -> [Value] {
         let row = try RowEncoder.validateRow(values, columns: table.schema.columns)
         for column in table.linkColumns { try checkLinks(row[column], table.schema.columns[column]) }
@@ -274,16 +289,9 @@ package final class WriteTransaction: ReadableStore {
         buffer.append(scratch)
         let location = RowLocation(offset: recordStart + UInt64(rowStart), length: UInt32(scratch.count))
         do throws(StorageError) {
-            let old = state.tables[tableID]?.rows.value(forKey: key)
             let newRow = try RowView(buffer.bytes(at: rowStart, count: scratch.count))
-            if let old {
-                try withRowBytes(at: old) { (oldRow) throws(StorageError) in
-                    try state.applyUpsert(
-                        table: tableID, key: key, location: location, newRow: newRow, oldRow: oldRow, token: token)
-                }
-            } else {
-                try state.applyUpsert(
-                    table: tableID, key: key, location: location, newRow: newRow, oldRow: nil, token: token)
+            try state.applyUpsert(table: tableID, key: key, location: location, newRow: newRow, token: token) {
+                (old) throws(StorageError) in try rowView(at: old)
             }
         } catch {
             buffer.truncate(to: mark)

@@ -30,8 +30,8 @@ package struct ColumnSet: Hashable, Sendable, Sequence {
 /// Net effect of the transaction: an object inserted and deleted in the same commit appears nowhere; an
 /// object inserted and then modified is only inserted; a modified then deleted object is only deleted.
 package struct TableChanges: Sendable, Equatable {
-    package var inserted: Set<ObjectKey> = []
-    package var deleted: Set<ObjectKey> = []
+    package var inserted = KeyRangeSet()
+    package var deleted = KeyRangeSet()
     /// Modified objects (that existed before the commit and still exist) with the columns that changed.
     package var modified: [ObjectKey: ColumnSet] = [:]
 

@@ -7,31 +7,36 @@ extension DatabaseState {
     /// Per-row bytes charged to live data besides the row itself: the upsert op header.
     package static let rowOverhead = UInt64(CommitPayload.upsertHeaderSize)
 
-    /// Makes `newRow` (stored at `location`) the current row `key` of `table`, replacing `oldRow` if any,
-    /// and updates the indexes.
+    /// Makes `newRow` (stored at `location`) the current row `key` of `table`, replacing the current row
+    /// if there is one, and updates the indexes.
+    /// - Parameter readRow: the bytes at a location (to read the row being replaced).
     /// - Throws: `.primaryKeyExists` if another object has the new row's primary key; `.corrupted` if a row
     ///   cannot be decoded.
     package mutating func applyUpsert(
-        table tableID: TableID, key: ObjectKey, location: RowLocation, newRow: RowView, oldRow: RowView?,
-        token: MutationToken
+        table tableID: TableID, key: ObjectKey, location: RowLocation, newRow: RowView, token: MutationToken,
+        readRow: (RowLocation) throws(StorageError) -> RowView
     ) throws(StorageError) {
         guard var table = tables.removeValue(forKey: tableID) else {
             throw StorageError(.invalidObject, "There is no table \(tableID) in this version.")
         }
         defer { tables[tableID] = table }
+        // Keys at or past nextKey were never used: nothing to replace (the common case of an insert).
+        let oldLocation = key.rawValue < table.nextKey ? table.rows.value(forKey: key) : nil
+        let oldRow = try oldLocation.map(readRow)
         let columns = table.schema.columns
         if let pk = table.schema.primaryKeyColumn {
             let newKey = try indexKey(newRow, pk, columns[pk].type)
             let oldKey = try oldRow.map { (row) throws(StorageError) in try indexKey(row, pk, columns[pk].type) }
             if newKey != oldKey {
-                if let existing = table.primaryIndex.value(forKey: newKey), existing != key {
+                // One walk: insert, and put the displaced owner back if there was one.
+                if let displaced = table.primaryIndex.updateValue(key, forKey: newKey, token: token), displaced != key {
+                    table.primaryIndex.updateValue(displaced, forKey: newKey, token: token)
                     throw StorageError(
                         .primaryKeyExists,
                         "An object of type '\(table.schema.name)' with primary key \(newKey) already exists. "
                             + "Use update: .modified or .all to update it.")
                 }
                 if let oldKey { table.primaryIndex.removeValue(forKey: oldKey, token: token) }
-                table.primaryIndex.updateValue(key, forKey: newKey, token: token)
             }
         }
         for column in table.indexes.keys {
@@ -161,8 +166,9 @@ extension DatabaseState {
             for column in table.indexes.keys { table.indexes[column] = PersistentBTree() }
             tables[id] = table
             for (key, location) in rows {
-                try applyUpsert(
-                    table: id, key: key, location: location, newRow: try readRow(location), oldRow: nil, token: token)
+                try applyUpsert(table: id, key: key, location: location, newRow: try readRow(location), token: token) {
+                    (location) throws(StorageError) in try readRow(location)
+                }
             }
         }
     }
