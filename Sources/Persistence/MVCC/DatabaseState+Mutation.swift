@@ -145,7 +145,7 @@ extension DatabaseState {
         let changed = newTables.filter { id, table in
             tables[id].map { $0.schema != table.schema && !$0.rows.isEmpty } ?? false
         }
-        tables = newTables
+        tables = TableStore(newTables)
         tableIDs = newIDs
         if !dropped.isEmpty || !changed.isEmpty {
             try rebuildDerivedIndexes(token: token, readRow: readRow)
@@ -158,7 +158,7 @@ extension DatabaseState {
     ) throws(StorageError) {
         backlinks = PersistentBTree()
         liveBytes = UInt64(FileHeader.size)
-        for id in tables.keys.sorted() {
+        for id in tables.keys {
             var table = tables[id]!
             let rows = table.rows
             table.rows = PersistentBTree()

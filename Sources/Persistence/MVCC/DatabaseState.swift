@@ -133,7 +133,7 @@ package struct TableState: Sendable {
 package struct DatabaseState: Sendable {
     package var version: Version
     package var schemaVersion: UInt64
-    package var tables: [TableID: TableState]
+    package var tables: TableStore
     package var tableIDs: [String: TableID]
     package var backlinks: PersistentBTree<BacklinkKey, UInt32>
     /// Bytes of the file that the live rows need (row bytes plus their share of record framing).
@@ -144,7 +144,7 @@ package struct DatabaseState: Sendable {
     package init() {
         version = .zero
         schemaVersion = 0
-        tables = [:]
+        tables = TableStore()
         tableIDs = [:]
         backlinks = PersistentBTree()
         liveBytes = UInt64(FileHeader.size)
@@ -152,7 +152,7 @@ package struct DatabaseState: Sendable {
     }
 
     /// The tables in id order.
-    package var orderedTables: [TableState] { tables.values.sorted { $0.id < $1.id } }
+    package var orderedTables: [TableState] { tables.values }
 
     /// The stored schema, tables in id order.
     package var schema: [TableSchema] { orderedTables.map(\.schema) }

@@ -1,0 +1,44 @@
+/// The tables of a version, by id: an array indexed by `TableID` (ids are small and dense).
+///
+/// Why not a `Dictionary`: every row operation looks its table up several times, and a dictionary read
+/// hashes the id and copies the whole ``TableState`` out (retaining each of its trees). The array's
+/// borrowing accessors read one field of a table in place, and mutate a table in place.
+package struct TableStore: Sendable {
+    private var slots: [TableState?] = []
+    package private(set) var count = 0
+
+    package init() {}
+
+    package init(_ tables: [TableID: TableState]) {
+        for (id, table) in tables { self[id] = table }
+    }
+
+    package subscript(id: TableID) -> TableState? {
+        _read {
+            let i = Int(id.rawValue)
+            if i < slots.count { yield slots[i] } else { yield nil }
+        }
+        _modify {
+            let i = Int(id.rawValue)
+            if i >= slots.count { slots.append(contentsOf: repeatElement(nil, count: i + 1 - slots.count)) }
+            let wasPresent = slots[i] != nil
+            yield &slots[i]
+            count += (slots[i] != nil ? 1 : 0) - (wasPresent ? 1 : 0)
+        }
+    }
+
+    /// Takes a table out (so it can be mutated without another reference to its trees), or nil.
+    package mutating func removeValue(forKey id: TableID) -> TableState? {
+        let i = Int(id.rawValue)
+        guard i < slots.count, let table = slots[i] else { return nil }
+        slots[i] = nil
+        count -= 1
+        return table
+    }
+
+    /// The ids of the tables, ascending.
+    package var keys: [TableID] { slots.indices.compactMap { slots[$0] == nil ? nil : TableID(UInt32($0)) } }
+
+    /// The tables in id order.
+    package var values: [TableState] { slots.compactMap { $0 } }
+}
