@@ -45,6 +45,9 @@ package final class AsyncWriteLock: Sendable {
         }
     }
 
+    /// Whether a writer holds the lock now (a hint: it may change at once).
+    package var isLocked: Bool { state.withLock { $0.isLocked } }
+
     /// How many tasks are waiting (for tests and diagnostics).
     package var waiterCount: Int { state.withLock { $0.waiters.count - $0.head } }
 

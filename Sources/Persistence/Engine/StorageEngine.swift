@@ -102,7 +102,8 @@ package final class StorageEngine: Sendable {
     let compactionLock = AsyncWriteLock()
     let pins = VersionPins()
     let core: Mutex<Core>
-    let syncQueue = DispatchQueue(label: "ActorStore.sync", qos: .userInitiated)
+    /// Runs the fsyncs of durable commits (see ``SyncThread``).
+    private let syncThreadBox = Mutex<SyncThread?>(nil)
     /// What open found and did.
     package var recoveryReport: RecoveryReport { core.withLock { $0.report } }
 
@@ -136,7 +137,7 @@ package final class StorageEngine: Sendable {
         let end: UInt64
         let state: DatabaseState
         let result: CommitResult
-        let continuation: CheckedContinuation<CommitResult, any Error>
+        let waiter: CommitWaiter
     }
 
     private init(path: String, configuration: Configuration, fs: any FileSystem, core: Core) {
@@ -146,7 +147,18 @@ package final class StorageEngine: Sendable {
         self.core = Mutex(core)
     }
 
+    /// The sync thread, started on first use. It holds the engine weakly, so the engine can go away.
+    var syncThread: SyncThread {
+        syncThreadBox.withLock { box in
+            if let thread = box { return thread }
+            let thread = SyncThread(name: "ActorStore.sync") { [weak self] in self?.runSyncLoop() }
+            box = thread
+            return thread
+        }
+    }
+
     deinit {
+        syncThreadBox.withLock { $0?.stop() }
         core.withLock { core in
             if !core.isClosed {
                 fs.close(core.file)
@@ -355,6 +367,10 @@ package final class StorageEngine: Sendable {
                 fs.close(core.file)
                 if let lock = core.lockFile { fs.close(lock) }
             }
+        }
+        syncThreadBox.withLock {
+            $0?.stop()
+            $0 = nil
         }
         writeLock.unlock()
     }
