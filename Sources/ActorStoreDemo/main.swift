@@ -48,13 +48,19 @@ let reader = Task.detached {
 }
 let (_, birthday) = try await engine.write { txn in try txn.update(dogs, rex, [(1, .int(2))]) }
 print(await reader.value)
-print("committed \(birthday.version): modified columns of Rex: \(birthday.changes.tables[dogs]!.modified[rex]!.map { $0 })")
-print("the old snapshot still says Rex is \(try before.value(dogs, rex, column: 1)!), the new one \(try engine.snapshot().value(dogs, rex, column: 1)!)")
+print(
+    "committed \(birthday.version): modified columns of Rex: \(birthday.changes.tables[dogs]!.modified[rex]!.map { $0 })"
+)
+print(
+    "the old snapshot still says Rex is \(try before.value(dogs, rex, column: 1)!), the new one \(try engine.snapshot().value(dogs, rex, column: 1)!)"
+)
 
 // 3. Deleting an object removes it from every list that held it.
 let (_, deleted) = try await engine.write { txn in try txn.delete(dogs, rex) }
 let alice = try engine.snapshot().object(people, primaryKey: .string("Alice"))!
-print("committed \(deleted.version): deleted Rex; Alice's dogs are now \(try engine.snapshot().value(people, alice, column: 1)!)")
+print(
+    "committed \(deleted.version): deleted Rex; Alice's dogs are now \(try engine.snapshot().value(people, alice, column: 1)!)"
+)
 
 // 4. Close and reopen: recovery verifies every record and replays the log.
 await engine.close()
@@ -69,5 +75,7 @@ for age in 0..<200 {
 let large = engine.statistics
 try await engine.compact()
 let small = engine.statistics
-print("compacted: \(large.totalBytes) → \(small.totalBytes) bytes (\(small.liveBytes) live), generation \(small.generation)")
+print(
+    "compacted: \(large.totalBytes) → \(small.totalBytes) bytes (\(small.liveBytes) live), generation \(small.generation)"
+)
 await engine.close()

@@ -25,7 +25,9 @@ private func fullDifference(_ tree: Tree, _ model: [Int64: Int], stride: Int = 1
     var previous: Int64? = nil
     for (key, value) in tree {
         if let previous, previous >= key { return "keys \(previous) and \(key) out of order at \(position)" }
-        if model[key] != value { return "entry (\(key), \(value)) at \(position), expected \(String(describing: model[key]))" }
+        if model[key] != value {
+            return "entry (\(key), \(value)) at \(position), expected \(String(describing: model[key]))"
+        }
         if position % stride == 0 {
             let element = tree.element(at: position)
             if element.key != key || element.value != value { return "element(at: \(position)) is \(element)" }
@@ -84,19 +86,25 @@ struct BTreeTests {
                 let old = tree.updateValue(value, forKey: key, token: token)
                 let expectedOld = model.updateValue(value, forKey: key)
                 if old != expectedOld {
-                    Issue.record("seed \(seed) step \(step): updateValue(\(key)) returned \(String(describing: old)), expected \(String(describing: expectedOld))")
+                    Issue.record(
+                        "seed \(seed) step \(step): updateValue(\(key)) returned \(String(describing: old)), expected \(String(describing: expectedOld))"
+                    )
                     return
                 }
             } else {
                 let old = tree.removeValue(forKey: key, token: token)
                 let expectedOld = model.removeValue(forKey: key)
                 if old != expectedOld {
-                    Issue.record("seed \(seed) step \(step): removeValue(\(key)) returned \(String(describing: old)), expected \(String(describing: expectedOld))")
+                    Issue.record(
+                        "seed \(seed) step \(step): removeValue(\(key)) returned \(String(describing: old)), expected \(String(describing: expectedOld))"
+                    )
                     return
                 }
             }
             if tree.count != model.count || tree.value(forKey: key) != model[key] {
-                Issue.record("seed \(seed) step \(step): count \(tree.count) vs \(model.count), key \(key): \(String(describing: tree.value(forKey: key))) vs \(String(describing: model[key]))")
+                Issue.record(
+                    "seed \(seed) step \(step): count \(tree.count) vs \(model.count), key \(key): \(String(describing: tree.value(forKey: key))) vs \(String(describing: model[key]))"
+                )
                 return
             }
             maxCount = max(maxCount, tree.count)

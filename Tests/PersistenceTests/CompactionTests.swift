@@ -46,7 +46,8 @@ struct CompactionTests {
                     let values = try #require(try store.values(table.id, key))
                     rows[key] = values
                     for (column, schema) in table.schema.columns.enumerated() where schema.isIndexed {
-                        lookups[key, default: [:]][column] = store.objects(table.id, column: column, equalTo: values[column])
+                        lookups[key, default: [:]][column] = store.objects(
+                            table.id, column: column, equalTo: values[column])
                     }
                     let backlinks = store.backlinks(to: table.id, key)
                     if !backlinks.isEmpty {
@@ -115,7 +116,9 @@ struct CompactionTests {
                         default: count = 0
                         }
                         if count != link.count {
-                            problems.append("\(table.schema.name) \(key): backlink from \(link.key) counts \(link.count), row holds \(count)")
+                            problems.append(
+                                "\(table.schema.name) \(key): backlink from \(link.key) counts \(link.count), row holds \(count)"
+                            )
                         }
                     }
                 }
@@ -157,7 +160,8 @@ struct CompactionTests {
 
         /// Opens the store (or another file next to it), without automatic compaction.
         func open(_ path: String? = nil, readOnly: Bool = false) async throws -> StorageEngine {
-            try await StorageEngine.open(.init(path: path ?? self.path, fileSystem: fs, readOnly: readOnly, autoCompaction: nil))
+            try await StorageEngine.open(
+                .init(path: path ?? self.path, fileSystem: fs, readOnly: readOnly, autoCompaction: nil))
         }
 
         /// The names of the files next to the store.
@@ -224,7 +228,9 @@ struct CompactionTests {
         // Rewrite every KV row twice, then delete 80% of them (including the newest key).
         for round in 1...2 {
             _ = try await engine.write { txn in
-                for (i, key) in kvKeys.enumerated() { try txn.update(kv, key, [(1, .string(Self.value(i, round, valueSize)))]) }
+                for (i, key) in kvKeys.enumerated() {
+                    try txn.update(kv, key, [(1, .string(Self.value(i, round, valueSize)))])
+                }
             }
         }
         _ = try await engine.write { txn in
@@ -241,7 +247,9 @@ struct CompactionTests {
 
     static func value(_ i: Int, _ round: Int, _ size: Int) -> String {
         let prefix = "row \(i) round \(round) "
-        return prefix + String(repeating: Character(UnicodeScalar(UInt8(97 + (i + round) % 26))), count: max(0, size - prefix.count))
+        return prefix
+            + String(
+                repeating: Character(UnicodeScalar(UInt8(97 + (i + round) % 26))), count: max(0, size - prefix.count))
     }
 
     /// Waits (without sleeping) until `condition` holds or a generous deadline passes; returns whether it held.
@@ -557,16 +565,22 @@ struct CompactionTests {
             }
             let stats = engine.statistics
             peak = max(peak, stats.totalBytes)
-            if stats.totalBytes >= 64 * 1024 && Double(stats.totalBytes - stats.liveBytes) >= 0.5 * Double(stats.totalBytes) {
+            if stats.totalBytes >= 64 * 1024
+                && Double(stats.totalBytes - stats.liveBytes) >= 0.5 * Double(stats.totalBytes)
+            {
                 conditionMet = true
                 break
             }
         }
-        #expect(conditionMet || engine.statistics.generation > 0, "the trigger condition was never met in \(commits) commits")
+        #expect(
+            conditionMet || engine.statistics.generation > 0,
+            "the trigger condition was never met in \(commits) commits")
         let expected = try Dump(engine.snapshot())
         let compacted = await Self.eventually { engine.statistics.generation > 0 }
         #expect(compacted, "no automatic compaction after \(commits) commits")
-        print("[compaction] automatic compaction after \(commits) churn commits; \(peak) → \(engine.statistics.totalBytes) bytes")
+        print(
+            "[compaction] automatic compaction after \(commits) churn commits; \(peak) → \(engine.statistics.totalBytes) bytes"
+        )
         #expect(engine.lastCompactionError == nil)
         #expect(try Dump(engine.snapshot()) == expected)
         #expect(engine.statistics.totalBytes < peak)
@@ -593,7 +607,10 @@ struct CompactionTests {
         try place.write(junk, to: place.path + ".creating")
         try place.write(junk, to: place.sibling("other.store.compacting"))  // another store's: not ours to remove
         engine = try await place.open()
-        #expect(engine.recoveryReport.removedTemporaryFiles.sorted() == [place.path + ".compacting", place.path + ".creating"])
+        #expect(
+            engine.recoveryReport.removedTemporaryFiles.sorted() == [
+                place.path + ".compacting", place.path + ".creating",
+            ])
         #expect(try place.files() == ["other.store.compacting", "test.store"])
         #expect(try Dump(engine.snapshot()) == expected)
         try await engine.compact()  // compaction works with the name free again
@@ -661,7 +678,9 @@ private final class DescriptorTrackingFileSystem: FileSystem {
         }
         base.close(file)
     }
-    func read(_ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
+    func read(
+        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
+    ) throws(StorageError) -> Int {
         try base.read(file, into: buffer, at: offset)
     }
     func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
@@ -672,7 +691,9 @@ private final class DescriptorTrackingFileSystem: FileSystem {
     func size(of file: OpenFile) throws(StorageError) -> UInt64 { try base.size(of: file) }
     func lockExclusive(_ file: OpenFile) throws(StorageError) { try base.lockExclusive(file) }
     func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion { try base.map(file, length: length) }
-    func rename(_ source: String, to destination: String) throws(StorageError) { try base.rename(source, to: destination) }
+    func rename(_ source: String, to destination: String) throws(StorageError) {
+        try base.rename(source, to: destination)
+    }
     func remove(_ path: String) throws(StorageError) { try base.remove(path) }
     func syncDirectory(_ path: String) throws(StorageError) {
         if failDirectorySync.withLock({ $0 }) {
@@ -706,10 +727,12 @@ private final class CompactionGateFileSystem: FileSystem {
     }
 
     func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
-        let hold = file.path.hasSuffix(".compacting") && armed.withLock { armed in
-            defer { armed = false }
-            return armed
-        }
+        let hold =
+            file.path.hasSuffix(".compacting")
+            && armed.withLock { armed in
+                defer { armed = false }
+                return armed
+            }
         if hold {
             paused.signal()
             released.wait()
@@ -720,7 +743,9 @@ private final class CompactionGateFileSystem: FileSystem {
         try base.open(path, create: create, readOnly: readOnly)
     }
     func close(_ file: OpenFile) { base.close(file) }
-    func read(_ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
+    func read(
+        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
+    ) throws(StorageError) -> Int {
         try base.read(file, into: buffer, at: offset)
     }
     func sync(_ file: OpenFile) throws(StorageError) { try base.sync(file) }
@@ -728,7 +753,9 @@ private final class CompactionGateFileSystem: FileSystem {
     func size(of file: OpenFile) throws(StorageError) -> UInt64 { try base.size(of: file) }
     func lockExclusive(_ file: OpenFile) throws(StorageError) { try base.lockExclusive(file) }
     func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion { try base.map(file, length: length) }
-    func rename(_ source: String, to destination: String) throws(StorageError) { try base.rename(source, to: destination) }
+    func rename(_ source: String, to destination: String) throws(StorageError) {
+        try base.rename(source, to: destination)
+    }
     func remove(_ path: String) throws(StorageError) { try base.remove(path) }
     func syncDirectory(_ path: String) throws(StorageError) { try base.syncDirectory(path) }
     func fileExists(_ path: String) -> Bool { base.fileExists(path) }

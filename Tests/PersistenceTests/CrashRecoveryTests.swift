@@ -23,7 +23,8 @@ struct RecordedWorkload {
         var end = engine.statistics.totalBytes
         let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
         expected.append(model)
-        records.append((Int(end), Int(engine.statistics.totalBytes) - Record.footerSize, Int(engine.statistics.totalBytes)))
+        records.append(
+            (Int(end), Int(engine.statistics.totalBytes) - Record.footerSize, Int(engine.statistics.totalBytes)))
         end = engine.statistics.totalBytes
         var nextKey: Int64 = 0
         for _ in 1..<commits {
@@ -86,8 +87,10 @@ struct CrashRecoveryTests {
             let prefix = Array(workload.file[..<cut])
             let tailLength = workload.file.count - cut
             let random = (0..<tailLength).map { _ in UInt8.random(in: 0...255, using: &rng) }
-            for (kind, image) in [("truncated", prefix), ("zero-filled", prefix + [UInt8](repeating: 0, count: tailLength)),
-                                  ("random-filled", prefix + random)] {
+            for (kind, image) in [
+                ("truncated", prefix), ("zero-filled", prefix + [UInt8](repeating: 0, count: tailLength)),
+                ("random-filled", prefix + random),
+            ] {
                 images += 1
                 // The committed prefix: the leading records whose header and payload bytes are intact in the
                 // image (a fill can rewrite bytes that were zero anyway: then the record is intact).
@@ -101,7 +104,8 @@ struct CrashRecoveryTests {
                     let contents = try Self.kvContents(engine)
                     guard contents == workload.expected[committed], engine.latestVersion == Version(UInt64(committed))
                     else {
-                        Issue.record("\(kind) image cut at \(cut): expected commit \(committed), got \(engine.latestVersion)")
+                        Issue.record(
+                            "\(kind) image cut at \(cut): expected commit \(committed), got \(engine.latestVersion)")
                         continue
                     }
                     // A new commit works and survives a reopen.

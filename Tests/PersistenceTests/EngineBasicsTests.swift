@@ -128,7 +128,11 @@ struct EngineBasicsTests {
         let txn = try await engine.beginWrite()
         #expect((try? txn.setSchema([TableSchema("", columns: [])])) == nil)
         let twoKeys = TableSchema(
-            "T", columns: [ColumnSchema("a", ColumnType(.int64), primaryKey: true), ColumnSchema("b", ColumnType(.string), primaryKey: true)])
+            "T",
+            columns: [
+                ColumnSchema("a", ColumnType(.int64), primaryKey: true),
+                ColumnSchema("b", ColumnType(.string), primaryKey: true),
+            ])
         #expect(throws: StorageError.self) { try txn.setSchema([twoKeys]) }
         let badLink = TableSchema("T", columns: [ColumnSchema("a", ColumnType(.link), linkTarget: "Missing")])
         #expect(throws: StorageError.self) { try txn.setSchema([badLink]) }
@@ -138,9 +142,13 @@ struct EngineBasicsTests {
         let dog = ids[1]
         #expect(throws: StorageError.self) { try txn.insert(dog, [.int(1)]) }  // wrong column count
         #expect(throws: StorageError.self) { try txn.insert(dog, [.string("x"), .string("R"), .int(1), .null]) }
-        #expect(throws: StorageError.self) { try txn.insert(dog, [.int(1), .string("R"), .int(1), .link(ObjectKey(42))]) }
+        #expect(throws: StorageError.self) {
+            try txn.insert(dog, [.int(1), .string("R"), .int(1), .link(ObjectKey(42))])
+        }
         let huge = String(repeating: "x", count: 16 * 1024 * 1024 + 1)
-        let error = #expect(throws: StorageError.self) { try txn.insert(dog, [.int(1), .string(huge), .int(1), .null]) }
+        let error = #expect(throws: StorageError.self) {
+            try txn.insert(dog, [.int(1), .string(huge), .int(1), .null])
+        }
         #expect(error?.code == .limitExceeded)
         #expect(throws: StorageError.self) { try txn.delete(dog, ObjectKey(7)) }
         #expect(throws: StorageError.self) { try txn.update(dog, ObjectKey(7), [(2, .int(1))]) }
@@ -186,12 +194,15 @@ struct EngineBasicsTests {
     @Test("garbage files and wrong formats are refused with a clear error")
     func notAStore() async throws {
         let fs = MemoryFileSystem(tracksDurability: true)
-        fs.setContents(of: "/db/test.store", to: Array("hello, this is not a database at all".utf8) + [UInt8](repeating: 7, count: 100))
+        fs.setContents(
+            of: "/db/test.store",
+            to: Array("hello, this is not a database at all".utf8) + [UInt8](repeating: 7, count: 100))
         let error = await #expect(throws: StorageError.self) { try await memoryEngine(fs) }
         #expect(error?.code == .corrupted)
         var header = FileHeader().encoded()
         header[8] = 9  // format version 9
-        header.replaceSubrange(60..<64, with: withUnsafeBytes(of: CRC32C.checksum(Array(header[..<60])).littleEndian, Array.init))
+        header.replaceSubrange(
+            60..<64, with: withUnsafeBytes(of: CRC32C.checksum(Array(header[..<60])).littleEndian, Array.init))
         fs.setContents(of: "/db/test.store", to: header)
         let format = await #expect(throws: StorageError.self) { try await memoryEngine(fs) }
         #expect(format?.code == .unsupportedFormat)

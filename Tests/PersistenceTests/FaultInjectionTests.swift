@@ -68,7 +68,8 @@ struct FaultInjectionTests {
         try txn.insert(world.kv, [.int(100), .string("hundred")])
         if large {
             for i in 0..<300 {
-                try txn.insert(world.kv, [.int(Int64(1000 + i)), .string("\(i)" + String(repeating: "L", count: 4000))])
+                try txn.insert(
+                    world.kv, [.int(Int64(1000 + i)), .string("\(i)" + String(repeating: "L", count: 4000))])
             }
         }
     }
@@ -76,7 +77,8 @@ struct FaultInjectionTests {
     /// Opens `fs` with a fresh engine (no faults), checks that it holds one of `expected` and that no
     /// temporary file is left, commits one more row, and checks that the row survives a power loss.
     static func expectStore(
-        _ fs: MemoryFileSystem, isOneOf expected: [Dump], _ label: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ fs: MemoryFileSystem, isOneOf expected: [Dump], _ label: String,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         do {
             let engine = try await memoryEngine(fs, path: path)
@@ -86,7 +88,9 @@ struct FaultInjectionTests {
                 matches, "\(label): found \(found); \(expected.map { found.differences(from: $0) })",
                 sourceLocation: sourceLocation)
             let leftovers = fs.allPaths.filter { $0.hasSuffix(".compacting") || $0.hasSuffix(".creating") }
-            #expect(leftovers.isEmpty, "\(label): temporary files left after open: \(leftovers)", sourceLocation: sourceLocation)
+            #expect(
+                leftovers.isEmpty, "\(label): temporary files left after open: \(leftovers)",
+                sourceLocation: sourceLocation)
             _ = try await engine.write { txn in
                 try txn.insert(try txn.createTable(Fixtures.kv), [.int(-1), .string("after reopen")])
             }
@@ -96,7 +100,8 @@ struct FaultInjectionTests {
             let survived = try Dump(survivor.snapshot())
             let same = survived == after
             #expect(
-                same, "\(label): after a power loss, a commit acknowledged after reopening: \(survived.differences(from: after))",
+                same,
+                "\(label): after a power loss, a commit acknowledged after reopening: \(survived.differences(from: after))",
                 sourceLocation: sourceLocation)
         } catch {
             Issue.record("\(label): \(error)", sourceLocation: sourceLocation)
@@ -208,7 +213,9 @@ struct FaultInjectionTests {
 
         // The engine takes a new commit, or refuses every write until reopened.
         if await Self.isPoisoned(engine) {
-            #expect(failure?.code == .poisoned, "\(label): poisoned, but the commit failed with \(String(describing: failure))")
+            #expect(
+                failure?.code == .poisoned,
+                "\(label): poisoned, but the commit failed with \(String(describing: failure))")
             await Self.expectPoisoned(engine, label)
             await engine.close()
             await Self.expectStore(base, isOneOf: allowed, "\(label), reopened after poisoning")
@@ -225,7 +232,8 @@ struct FaultInjectionTests {
             }
             do {
                 let found = try Dump(engine.snapshot())
-                #expect(found == expected, "\(label): the next commit reads back as \(found.differences(from: expected))")
+                #expect(
+                    found == expected, "\(label): the next commit reads back as \(found.differences(from: expected))")
             } catch {
                 Issue.record("\(label): the next commit succeeded, but reading it back failed: \(error)")
             }
@@ -275,7 +283,8 @@ struct FaultInjectionTests {
         for (openCase, image, expected) in try await Self.openCases() {
             for k in 1...Self.callLimit {
                 let label = "open (\(openCase)), \(kind.name) at call \(k)"
-                let base = image.map { MemoryFileSystem(files: [Self.path: $0]) } ?? MemoryFileSystem(tracksDurability: true)
+                let base =
+                    image.map { MemoryFileSystem(files: [Self.path: $0]) } ?? MemoryFileSystem(tracksDurability: true)
                 let faulty = FaultInjectingFileSystem(base: base)
                 let readOnly = openCase == .readOnly
                 let configuration = StorageEngine.Configuration(
@@ -305,7 +314,8 @@ struct FaultInjectionTests {
                 // its lock and descriptors), and the store keeps what is committed after it.
                 if readOnly {
                     do {
-                        let later = try await StorageEngine.open(.init(path: Self.path, fileSystem: base, readOnly: true))
+                        let later = try await StorageEngine.open(
+                            .init(path: Self.path, fileSystem: base, readOnly: true))
                         #expect(try Dump(later.snapshot()) == expected, "\(label)")
                     } catch {
                         Issue.record("\(label): a later read-only open failed: \(error)")
@@ -357,7 +367,9 @@ struct FaultInjectionTests {
         let image = try await Self.compactionImage()
         var injections = 0
         for k in 1...Self.callLimit {
-            guard try await compactionRun(.crash, atCall: k, image: image, "compaction, crash at call \(k)") else { break }
+            guard try await compactionRun(.crash, atCall: k, image: image, "compaction, crash at call \(k)") else {
+                break
+            }
             injections += 1
         }
         print("[faults] \(injections) injections (compaction, crash)")
@@ -500,7 +512,9 @@ private final class SyncGateFileSystem: FileSystem {
         try base.open(path, create: create, readOnly: readOnly)
     }
     func close(_ file: OpenFile) { base.close(file) }
-    func read(_ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
+    func read(
+        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
+    ) throws(StorageError) -> Int {
         try base.read(file, into: buffer, at: offset)
     }
     func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
@@ -510,7 +524,9 @@ private final class SyncGateFileSystem: FileSystem {
     func size(of file: OpenFile) throws(StorageError) -> UInt64 { try base.size(of: file) }
     func lockExclusive(_ file: OpenFile) throws(StorageError) { try base.lockExclusive(file) }
     func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion { try base.map(file, length: length) }
-    func rename(_ source: String, to destination: String) throws(StorageError) { try base.rename(source, to: destination) }
+    func rename(_ source: String, to destination: String) throws(StorageError) {
+        try base.rename(source, to: destination)
+    }
     func remove(_ path: String) throws(StorageError) { try base.remove(path) }
     func syncDirectory(_ path: String) throws(StorageError) { try base.syncDirectory(path) }
     func fileExists(_ path: String) -> Bool { base.fileExists(path) }

@@ -51,7 +51,10 @@ struct GroupCommitTests {
         let fs = MemoryFileSystem(tracksDurability: true)
         let engine = try await memoryEngine(fs)
         let accounts = TableSchema(
-            "Account", columns: [ColumnSchema("id", ColumnType(.int64), primaryKey: true), ColumnSchema("balance", ColumnType(.int64))])
+            "Account",
+            columns: [
+                ColumnSchema("id", ColumnType(.int64), primaryKey: true), ColumnSchema("balance", ColumnType(.int64)),
+            ])
         let (table, _) = try await engine.write { txn in
             let table = try txn.createTable(accounts)
             for i in 0..<10 { try txn.insert(table, [.int(Int64(i)), .int(100)]) }

@@ -108,8 +108,10 @@ extension StorageEngine {
         defer { writeLock.unlock() }
         await waitUntilSynced()
         let (region, end, oldFile, problem) = core.withLock { core in
-            (core.region, core.tip.endOffset, core.file,
-             core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned)
+            (
+                core.region, core.tip.endOffset, core.file,
+                core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned
+            )
         }
         if let problem {
             copy.discard()
@@ -257,7 +259,8 @@ struct CompactedFile {
         var records: [LogScanner.Entry] = []
         let outcome = try LogScanner.scan(bytes, from: Int(sourceEnd), path: path) { entry in records.append(entry) }
         guard outcome.tornTailAt == nil else {
-            throw StorageError(.corrupted, "Compaction found an incomplete record in the live file at \(outcome.validEnd).")
+            throw StorageError(
+                .corrupted, "Compaction found an incomplete record in the live file at \(outcome.validEnd).")
         }
         for entry in records {
             let raw = UnsafeRawBufferPointer(rebasing: bytes[entry.offset..<entry.end])

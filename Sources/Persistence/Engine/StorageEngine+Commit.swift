@@ -19,7 +19,8 @@ extension StorageEngine {
             throw StorageError(.readOnly, "The store at '\(path)' was opened read-only; open it writable to change it.")
         }
         await writeLock.lock()
-        let (state, end, region, problem) = core.withLock { core -> (DatabaseState, UInt64, MappedRegion, StorageError?) in
+        let (state, end, region, problem) = core.withLock {
+            core -> (DatabaseState, UInt64, MappedRegion, StorageError?) in
             let problem: StorageError? =
                 core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned
             return (core.tip, core.appendedEnd, core.region, problem)

@@ -194,7 +194,8 @@ package final class StorageEngine: Sendable {
         if !fs.fileExists(path) {
             if configuration.readOnly {
                 throw StorageError(
-                    .fileNotFound, "There is no store at '\(path)' to open read-only. Open it writable once to create it.")
+                    .fileNotFound,
+                    "There is no store at '\(path)' to open read-only. Open it writable once to create it.")
             }
             try createStoreFile(fs, path, header: FileHeader())
         }
@@ -231,10 +232,12 @@ package final class StorageEngine: Sendable {
             var state = DatabaseState()
             let token = MutationToken.next()
             var lastEntry: LogScanner.Entry?
-            let outcome = try LogScanner.scan(fileBytes, from: FileHeader.size, path: path) { (entry) throws(StorageError) in
+            let outcome = try LogScanner.scan(fileBytes, from: FileHeader.size, path: path) {
+                (entry) throws(StorageError) in
                 guard entry.kind == Record.Kind.commit.rawValue else {
                     throw StorageError(
-                        .unsupportedFormat, "'\(path)' has a record of unknown kind \(entry.kind) at byte \(entry.offset).",
+                        .unsupportedFormat,
+                        "'\(path)' has a record of unknown kind \(entry.kind) at byte \(entry.offset).",
                         offset: FileOffset(entry.offset))
                 }
                 try Replay.apply(
@@ -264,7 +267,8 @@ package final class StorageEngine: Sendable {
                 end = UInt64(outcome.validEnd)
             }
             let core = Core(
-                file: file, lockFile: lockFile, header: header, region: region, published: state, tip: state, appendedEnd: end,
+                file: file, lockFile: lockFile, header: header, region: region, published: state, tip: state,
+                appendedEnd: end,
                 durableEnd: end, report: report)
             return StorageEngine(path: path, configuration: configuration, fs: fs, core: core)
         } catch {

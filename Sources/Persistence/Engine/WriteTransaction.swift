@@ -134,7 +134,9 @@ package final class WriteTransaction: ReadableStore {
 
     /// Sets some columns of an existing row. Columns whose value does not change are not reported modified.
     /// - Throws: `.invalidObject` (no such row), `.invalidValue` (including changing a primary key), `.limitExceeded`.
-    package func update(_ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)])
+    package func update(
+        _ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)]
+    )
         throws(StorageError)
     {
         try checkUsable()
@@ -177,7 +179,8 @@ package final class WriteTransaction: ReadableStore {
         try checkUsable()
         let name = try table(tableID).schema.name
         guard contains(tableID, key) else {
-            throw StorageError(.invalidObject, "The \(name) object \(key) does not exist: it was deleted or never added.")
+            throw StorageError(
+                .invalidObject, "The \(name) object \(key) does not exist: it was deleted or never added.")
         }
         for link in backlinks(to: tableID, key) where !(link.source == tableID && link.key == key) {
             guard let types = state.tables[link.source]?.columnTypes, var row = try values(link.source, link.key) else {

@@ -85,7 +85,8 @@ package enum CommitPayload {
                         primaryKey: flags & 4 != 0))
             }
             guard !r.overrun else { throw malformed(path, offset, "schema") }
-            tables.append(TableEntry(id: id, schema: TableSchema(name, columns: columns, isEmbedded: embedded), nextKey: nextKey))
+            tables.append(
+                TableEntry(id: id, schema: TableSchema(name, columns: columns, isEmbedded: embedded), nextKey: nextKey))
         }
         return (version, tables)
     }

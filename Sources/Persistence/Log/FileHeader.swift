@@ -87,7 +87,8 @@ package struct FileHeader: Hashable, Sendable {
         }
         guard Flags.known.isSuperset(of: flags) else {
             throw StorageError(
-                .unsupportedFormat, "'\(path)' uses file features this version of ActorStore does not know "
+                .unsupportedFormat,
+                "'\(path)' uses file features this version of ActorStore does not know "
                     + "(flags 0x\(String(flags.rawValue, radix: 16))).")
         }
     }

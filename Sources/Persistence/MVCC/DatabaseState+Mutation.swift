@@ -41,7 +41,8 @@ extension DatabaseState {
         }
         for column in table.indexes.keys {
             let newKey = try indexKey(newRow, column, columns[column].type)
-            let oldKey = try oldRow.map { (row) throws(StorageError) in try indexKey(row, column, columns[column].type) }
+            let oldKey = try oldRow.map { (row) throws(StorageError) in try indexKey(row, column, columns[column].type)
+            }
             if newKey != oldKey {
                 if let oldKey { table.indexes[column]!.removeValue(forKey: IndexEntry(oldKey, key), token: token) }
                 table.indexes[column]!.updateValue(Present(), forKey: IndexEntry(newKey, key), token: token)
@@ -76,7 +77,8 @@ extension DatabaseState {
             table.indexes[column]!.removeValue(forKey: IndexEntry(old, key), token: token)
         }
         for column in table.linkColumns {
-            try updateBacklinks(from: tableID, key: key, column: column, table: table, old: oldRow, new: nil, token: token)
+            try updateBacklinks(
+                from: tableID, key: key, column: column, table: table, old: oldRow, new: nil, token: token)
         }
         if let location = table.rows.removeValue(forKey: key, token: token) {
             liveBytes -= UInt64(location.length) + Self.rowOverhead

@@ -35,8 +35,10 @@ package enum IndexKey: Hashable, Comparable, Sendable {
         case .date(let v): self = .double(v.timeIntervalSinceReferenceDate)
         case .uuid(let v):
             let (hi, lo) = withUnsafeBytes(of: v.uuid) {
-                ($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self).bigEndian,
-                 $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian)
+                (
+                    $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self).bigEndian,
+                    $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian
+                )
             }
             self = .uuid(hi, lo)
         case .objectId(let v): self = .objectId(v.high, v.low)

@@ -4,7 +4,9 @@ package protocol ReadableStore {
     /// The version's roots.
     var state: DatabaseState { get }
     /// Calls `body` with the bytes of the row at `location`, which are valid only during the call.
-    func withRowBytes<R>(at location: RowLocation, _ body: (RowView) throws(StorageError) -> R) throws(StorageError) -> R
+    func withRowBytes<R>(
+        at location: RowLocation, _ body: (RowView) throws(StorageError) -> R
+    ) throws(StorageError) -> R
 }
 
 extension ReadableStore {

@@ -93,7 +93,9 @@ extension RowEncoder {
     }
 
     /// Checks every element of a list or set.
-    private static func checkElements(_ elements: [Value], type: ColumnType, context: ValidationContext)
+    private static func checkElements(
+        _ elements: [Value], type: ColumnType, context: ValidationContext
+    )
         throws(StorageError)
     {
         guard elements.count <= Int(UInt32.max) else {

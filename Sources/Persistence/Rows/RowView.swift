@@ -195,7 +195,9 @@ package struct RowView {
 
     /// The bytes of a fixed-width single column, or nil for null/missing, after checking the length.
     @inline(__always)
-    private func fixedSlot(_ i: Int, width: Int, optional: Bool, type: ScalarType) throws(StorageError)
+    private func fixedSlot(
+        _ i: Int, width: Int, optional: Bool, type: ScalarType
+    ) throws(StorageError)
         -> UnsafeRawBufferPointer?
     {
         guard let bytes = columnBytes(i) else { return nil }

@@ -16,7 +16,8 @@ package enum SchemaValidation {
             guard table.columns.count <= RowFormat.maxColumns else {
                 throw StorageError(
                     .limitExceeded,
-                    "'\(table.name)' has \(table.columns.count) properties; at most \(RowFormat.maxColumns) are supported.")
+                    "'\(table.name)' has \(table.columns.count) properties; at most \(RowFormat.maxColumns) are supported."
+                )
             }
             var columnNames = Set<String>()
             var primaryKeys = 0
@@ -60,7 +61,8 @@ package enum SchemaValidation {
                 }
             }
             guard primaryKeys <= 1 else {
-                throw StorageError(.schemaMismatch, "'\(table.name)' declares \(primaryKeys) primary keys; at most one is allowed.")
+                throw StorageError(
+                    .schemaMismatch, "'\(table.name)' declares \(primaryKeys) primary keys; at most one is allowed.")
             }
         }
     }
@@ -69,7 +71,8 @@ package enum SchemaValidation {
         guard !name.isEmpty else { throw StorageError(.schemaMismatch, "\(what) has an empty name.") }
         guard name.utf8.count <= maxNameBytes else {
             throw StorageError(
-                .limitExceeded, "\(what) is named '\(name)', which is \(name.utf8.count) bytes long; names are limited "
+                .limitExceeded,
+                "\(what) is named '\(name)', which is \(name.utf8.count) bytes long; names are limited "
                     + "to \(maxNameBytes) UTF-8 bytes.")
         }
     }

@@ -15,7 +15,9 @@ package protocol FileSystem: Sendable {
     func close(_ file: OpenFile)
     /// Reads up to `buffer.count` bytes at `offset`; returns the number read (0 at end of file).
     /// The corresponding C function is `pread(2)`.
-    func read(_ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int
+    func read(
+        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
+    ) throws(StorageError) -> Int
     /// Writes up to `bytes.count` bytes at `offset`; returns the number written, which may be short.
     /// The corresponding C function is `pwrite(2)`.
     func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int

@@ -1,9 +1,9 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A ``FileSystem`` whose files live in memory: the engine's in-memory mode, and the crash-test bench.
@@ -249,7 +249,9 @@ private final class MemoryFile: @unchecked Sendable {
         storage = MemoryBlock(capacity: max(bytes.count, 4096))
         size = bytes.count
         durable = bytes
-        bytes.withUnsafeBytes { if let base = $0.baseAddress { storage.pointer.copyMemory(from: base, byteCount: $0.count) } }
+        bytes.withUnsafeBytes {
+            if let base = $0.baseAddress { storage.pointer.copyMemory(from: base, byteCount: $0.count) }
+        }
     }
 
     var currentBytes: [UInt8] { Array(UnsafeRawBufferPointer(start: storage.pointer, count: size)) }

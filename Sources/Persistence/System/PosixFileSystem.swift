@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The production ``FileSystem``: thin wrappers over the POSIX calls, retrying on `EINTR`.
@@ -38,9 +38,9 @@ package struct PosixFileSystem: FileSystem {
 
     package func sync(_ file: OpenFile) throws(StorageError) {
         #if canImport(Darwin)
-        let rc = retrying { fcntl(file.descriptor, F_FULLFSYNC) }
+            let rc = retrying { fcntl(file.descriptor, F_FULLFSYNC) }
         #else
-        let rc = retrying { fdatasync(file.descriptor) }
+            let rc = retrying { fdatasync(file.descriptor) }
         #endif
         guard rc == 0 else { throw StorageError(errno: errno, operation: "Syncing", path: file.path) }
     }
@@ -127,26 +127,26 @@ private func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
 @inline(__always)
 private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
     #if canImport(Glibc)
-    Glibc.open(path, flags, mode)
+        Glibc.open(path, flags, mode)
     #else
-    Darwin.open(path, flags, mode)
+        Darwin.open(path, flags, mode)
     #endif
 }
 
 @inline(__always)
 private func Glibc_rename(_ source: String, _ destination: String) -> Int32 {
     #if canImport(Glibc)
-    Glibc.rename(source, destination)
+        Glibc.rename(source, destination)
     #else
-    Darwin.rename(source, destination)
+        Darwin.rename(source, destination)
     #endif
 }
 
 @inline(__always)
 private func systemClose(_ fd: Int32) -> Int32 {
     #if canImport(Glibc)
-    Glibc.close(fd)
+        Glibc.close(fd)
     #else
-    Darwin.close(fd)
+        Darwin.close(fd)
     #endif
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension StorageError {
@@ -16,14 +16,16 @@ extension StorageError {
                     + "nothing was committed by the failing operation.", errno: code)
         case EIO:
             self.init(
-                .ioFailure, "\(operation) '\(path)' failed with an I/O error (\(reason)). Check the device.", errno: code)
+                .ioFailure, "\(operation) '\(path)' failed with an I/O error (\(reason)). Check the device.",
+                errno: code)
         case ENOENT:
             self.init(.fileNotFound, "\(operation) '\(path)' failed: no such file or directory.", errno: code)
         case EEXIST:
             self.init(.fileExists, "\(operation) '\(path)' failed: the file already exists.", errno: code)
         case EACCES, EPERM, EROFS:
             self.init(
-                .permissionDenied, "\(operation) '\(path)' failed: permission denied (\(reason)). Check the file's "
+                .permissionDenied,
+                "\(operation) '\(path)' failed: permission denied (\(reason)). Check the file's "
                     + "permissions and the directory's.", errno: code)
         case EWOULDBLOCK:
             self.init(
