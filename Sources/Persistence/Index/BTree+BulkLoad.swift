@@ -4,8 +4,8 @@ extension PersistentBTree {
     /// the last would be underfull), then each level of internal nodes is built over the one below.
     /// All nodes are owned by `token`, so the caller may keep mutating the tree in place with it.
     ///
-    /// Used by compaction to rebuild a table's row index in one ordered pass. Full nodes make the tree as shallow and compact as
-    /// possible; the first insert into a full leaf splits it.
+    /// Used by compaction to rebuild a table's row index in one ordered pass. Full nodes make the tree as
+    /// shallow and compact as possible; the first insert into a full leaf splits it.
     ///
     /// - Precondition: keys strictly increasing (checked; a violation traps).
     /// - Complexity: O(n), one comparison per element, about n / fanout node allocations.
