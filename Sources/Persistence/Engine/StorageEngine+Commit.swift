@@ -1,5 +1,11 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The write path: one writer at a time, group commit, publish-after-durable, poison on fsync failure.
 ///
 /// ```text
@@ -160,13 +166,14 @@ extension StorageEngine {
     }
 
     /// The sync thread's round: sync, publish, resume; again while commits keep arriving.
-    func runSyncLoop() {
+    /// - Returns: whether the last sync covered a single commit (a serial writer).
+    func runSyncLoop() -> Bool {
         while true {
             // A writer appending right now would miss this sync and wait a whole round for the next:
             // give it a moment (bounded) to join this one.
             let clock = ContinuousClock()
             let deadline = clock.now.advanced(by: .microseconds(50))
-            while writeLock.isLocked && clock.now < deadline {}
+            while writeLock.isLocked && clock.now < deadline { sched_yield() }
             let (file, target) = core.withLock { ($0.file, $0.appendedEnd) }
             var failure: StorageError?
             do throws(StorageError) { try fs.sync(file) } catch { failure = error }
@@ -198,7 +205,7 @@ extension StorageEngine {
             }
             for waiter in idle { waiter.resume() }
             if !ready.isEmpty && error == nil { considerAutoCompaction() }
-            if !again { return }
+            if !again { return ready.count == 1 }
         }
     }
 

@@ -151,7 +151,7 @@ package final class StorageEngine: Sendable {
     var syncThread: SyncThread {
         syncThreadBox.withLock { box in
             if let thread = box { return thread }
-            let thread = SyncThread(name: "ActorStore.sync") { [weak self] in self?.runSyncLoop() }
+            let thread = SyncThread(name: "ActorStore.sync") { [weak self] in self?.runSyncLoop() ?? false }
             box = thread
             return thread
         }

@@ -4,9 +4,11 @@ import Synchronization
 
 /// The dedicated thread that runs a store's fsyncs, so they never occupy the cooperative thread pool.
 ///
-/// Waking a parked thread costs tens of microseconds — a large share of a ~150 µs fdatasync. So after
-/// each round the thread keeps polling for new work for ``spin`` before it parks: a steady stream of
-/// commits (serial or concurrent) finds it awake. Parked, it costs nothing.
+/// Waking a parked thread costs tens of microseconds — a large share of a ~150 µs fdatasync. So after a
+/// round that synced a lone commit (a serial writer, who will be back in a moment) the thread keeps
+/// polling for new work for ``spin`` before it parks. After a round that covered a group, it parks at
+/// once: the wake-up is shared by the group, and the CPU is better spent by the writers. Parked, it
+/// costs nothing.
 final class SyncThread: Sendable {
     private struct State {
         var requested = false
@@ -18,8 +20,9 @@ final class SyncThread: Sendable {
     /// How long the thread stays awake, polling, after a round.
     static let spin: Duration = .microseconds(100)
 
-    /// Starts the thread. `round` runs one batch of work; it is called after each `wake()`.
-    init(name: String, round: @escaping @Sendable () -> Void) {
+    /// Starts the thread. `round` runs the work and returns whether it was a lone commit (then the thread
+    /// polls for the next one before parking); it is called after each `wake()`.
+    init(name: String, round: @escaping @Sendable () -> Bool) {
         let thread = Thread { [self] in
             run(round)
         }
@@ -27,13 +30,14 @@ final class SyncThread: Sendable {
         thread.start()
     }
 
-    private func run(_ round: @Sendable () -> Void) {
+    private func run(_ round: @Sendable () -> Bool) {
         do {
             let clock = ContinuousClock()
+            var poll = false
             while true {
                 var awake = false
                 let deadline = clock.now.advanced(by: Self.spin)
-                while clock.now < deadline {
+                while poll && clock.now < deadline {
                     let (requested, stopped) = state.withLock { s in
                         defer { s.requested = false }
                         return (s.requested, s.stopped)
@@ -57,7 +61,7 @@ final class SyncThread: Sendable {
                     }
                     if stopped { return }
                 }
-                round()
+                poll = round()
             }
         }
     }
