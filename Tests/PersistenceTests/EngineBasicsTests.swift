@@ -228,3 +228,24 @@ struct EngineBasicsTests {
         #expect(engine.statistics.pinnedVersions == 0)
     }
 }
+
+@Suite("Format evolution")
+struct FormatEvolutionTests {
+    @Test("a record with reserved flags set (a newer format) is refused, not misread")
+    func reservedRecordFlags() async throws {
+        let fs = MemoryFileSystem(tracksDurability: true)
+        let engine = try await memoryEngine(fs)
+        _ = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+        await engine.close()
+        var file = try #require(fs.contents(of: "/db/test.store"))
+        // Set the first record's flags byte and fix its header CRC, as a newer writer would.
+        let record = FileHeader.size
+        file[record + 5] = 1
+        let crc = CRC32C.checksum(Array(file[record..<(record + 20)]))
+        file.replaceSubrange((record + 20)..<(record + 24), with: withUnsafeBytes(of: crc.littleEndian, Array.init))
+        fs.setContents(of: "/db/test.store", to: file)
+        let error = await #expect(throws: StorageError.self) { try await memoryEngine(fs) }
+        #expect(error?.code == .unsupportedFormat)
+        #expect(fs.contents(of: "/db/test.store") == file)
+    }
+}

@@ -234,10 +234,11 @@ package final class StorageEngine: Sendable {
             var lastEntry: LogScanner.Entry?
             let outcome = try LogScanner.scan(fileBytes, from: FileHeader.size, path: path) {
                 (entry) throws(StorageError) in
-                guard entry.kind == Record.Kind.commit.rawValue else {
+                guard entry.kind == Record.Kind.commit.rawValue, entry.flags == 0 else {
                     throw StorageError(
                         .unsupportedFormat,
-                        "'\(path)' has a record of unknown kind \(entry.kind) at byte \(entry.offset).",
+                        "'\(path)' has a record of unknown kind \(entry.kind) or flags \(entry.flags) at byte \(entry.offset): "
+                            + "it was written by a newer version of ActorStore.",
                         offset: FileOffset(entry.offset))
                 }
                 try Replay.apply(

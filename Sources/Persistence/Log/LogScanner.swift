@@ -25,6 +25,8 @@ package enum LogScanner {
         /// Offset of the record's header in the file.
         package var offset: Int
         package var kind: UInt8
+        /// The header's flags byte (reserved: must be 0 in this format version).
+        package var flags: UInt8
         /// The payload's byte range in the file.
         package var payload: Range<Int>
         package var end: Int { payload.upperBound + Record.footerSize }
@@ -68,13 +70,13 @@ package enum LogScanner {
             let footerOK = footer.map { $0.length == header.length && $0.payloadCRC == header.payloadCRC } ?? false
             switch (payloadOK, footerOK) {
             case (true, true):
-                try visit(Entry(offset: o, kind: header.kind, payload: payloadStart..<payloadEnd))
+                try visit(Entry(offset: o, kind: header.kind, flags: header.flags, payload: payloadStart..<payloadEnd))
                 o = end
             case (true, false):
                 if laterRecordExists(file, after: end - 1) {
                     throw corruption(path, payloadEnd, "a record footer is damaged")
                 }
-                try visit(Entry(offset: o, kind: header.kind, payload: payloadStart..<payloadEnd))
+                try visit(Entry(offset: o, kind: header.kind, flags: header.flags, payload: payloadStart..<payloadEnd))
                 return Outcome(validEnd: end, tornTailAt: end < size ? end : nil, damagedFooterAt: payloadEnd)
             case (false, true):
                 if hasZeroPage(file, payloadStart..<payloadEnd) && !laterRecordExists(file, after: o) {

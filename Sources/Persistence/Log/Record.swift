@@ -21,8 +21,10 @@
 /// redundancy that lets recovery tell a torn write (the tail of the file is incomplete: truncate it) from
 /// corruption (a complete record with a bad byte: refuse to open, name the offset). See ``LogScanner``.
 ///
-/// All integers are little-endian. Record payloads pass through ``PayloadTransform`` (identity unless the
-/// store is encrypted) after the CRC is computed over the stored bytes.
+/// All integers are little-endian. The header's flags byte (like the file header's `encrypted` flag) is
+/// reserved for encryption: rows are read in place from the file mapping, so an encrypted store will
+/// need a read path that decrypts a record before its rows are read. Until then a record with any flag
+/// set is refused at open (`unsupportedFormat`) rather than misread.
 package enum Record {
     package static let headerSize = 24
     package static let footerSize = 16
