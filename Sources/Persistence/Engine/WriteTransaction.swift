@@ -62,10 +62,12 @@ package final class WriteTransaction: ReadableStore {
     }
 
     private func table(_ id: TableID) throws(StorageError) -> TableState {
-        guard let table = state.tables[id] else {
-            throw StorageError(.invalidObject, "There is no table \(id) in this store; add it to the schema first.")
-        }
+        guard let table = state.tables[id] else { throw Self.missingTable(id) }
         return table
+    }
+
+    private static func missingTable(_ id: TableID) -> StorageError {
+        StorageError(.invalidObject, "There is no table \(id) in this store; add it to the schema first.")
     }
 
     // MARK: Schema
@@ -241,19 +243,17 @@ package final class WriteTransaction: ReadableStore {
     private func prepareInsert(
         _ tableID: TableID, _ values: [Value]
     ) throws(StorageError) -> ([Value], ObjectKey, [ColumnType]) {
-        let table = try table(tableID)
-        return (try validatedRow(table, values), ObjectKey(table.nextKey), table.columnTypes)
+        // Borrowing reads of single fields: no copy of the table state (and no retain of its trees).
+        guard let nextKey = state.tables[tableID]?.nextKey else { throw Self.missingTable(tableID) }
+        let columns = state.tables[tableID]!.schema.columns
+        let row = try RowEncoder.validateRow(values, columns: columns)
+        for column in state.tables[tableID]!.linkColumns { try checkLinks(row[column], columns[column]) }
+        return (row, ObjectKey(nextKey), state.tables[tableID]!.columnTypes)
     }
 
     private func schemaAndTypes(_ tableID: TableID) throws(StorageError) -> (TableSchema, [ColumnType]) {
         let table = try table(tableID)
         return (table.schema, table.columnTypes)
-    }
-
-    private func validatedRow(_ table: TableState, _ values: [Value]) throws(StorageError) -> [Value] {
-        let row = try RowEncoder.validateRow(values, columns: table.schema.columns)
-        for column in table.linkColumns { try checkLinks(row[column], table.schema.columns[column]) }
-        return row
     }
 
     /// Every object a link value refers to must exist in the target table.

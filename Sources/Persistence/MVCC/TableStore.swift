@@ -30,10 +30,11 @@ package struct TableStore: Sendable {
     /// Takes a table out (so it can be mutated without another reference to its trees), or nil.
     package mutating func removeValue(forKey id: TableID) -> TableState? {
         let i = Int(id.rawValue)
-        guard i < slots.count, let table = slots[i] else { return nil }
-        slots[i] = nil
+        guard i < slots.count, slots[i] != nil else { return nil }
+        var taken: TableState?
+        swap(&taken, &slots[i])  // a move: no retain of the table's trees
         count -= 1
-        return table
+        return taken
     }
 
     /// The ids of the tables, ascending.
