@@ -421,7 +421,7 @@ struct CompactionTests {
 
     /// Counts across tasks. (A class so that a task can capture it.)
     final class Counter: Sendable {
-        private let count = Mutex(0)
+        private let count = Locked(0)
         func increment() { count.withLock { $0 += 1 } }
         var value: Int { count.withLock { $0 } }
     }
@@ -538,7 +538,7 @@ struct CompactionTests {
     }
 
     final class AskLog: Sendable {
-        private let log = Mutex<[[UInt64]]>([])
+        private let log = Locked<[[UInt64]]>([])
         func append(_ entry: [UInt64]) { log.withLock { $0.append(entry) } }
         var entries: [[UInt64]] { log.withLock { $0 } }
     }
@@ -660,8 +660,8 @@ struct CompactionTests {
 /// Forwards to a base file system, fails `syncDirectory` on demand, and records descriptors closed twice.
 private final class DescriptorTrackingFileSystem: FileSystem {
     let base: any FileSystem
-    let failDirectorySync = Mutex(false)
-    private let state = Mutex<(open: Set<Int32>, doubleCloses: [String])>(([], []))
+    let failDirectorySync = Locked(false)
+    private let state = Locked<(open: Set<Int32>, doubleCloses: [String])>(([], []))
 
     init(base: any FileSystem) { self.base = base }
 
@@ -708,7 +708,7 @@ private final class DescriptorTrackingFileSystem: FileSystem {
 /// Forwards to a base file system; when asked, holds the next write to a `.compacting` file until resumed.
 private final class CompactionGateFileSystem: FileSystem {
     let base: any FileSystem
-    private let armed = Mutex(false)
+    private let armed = Locked(false)
     private let paused = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)
 

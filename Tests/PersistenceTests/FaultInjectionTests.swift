@@ -478,7 +478,7 @@ struct FaultInjectionTests {
 /// Forwards to a base file system; when armed, holds the next `sync` until released and then fails it with EIO.
 private final class SyncGateFileSystem: FileSystem {
     let base: any FileSystem
-    private let armed = Mutex(false)
+    private let armed = Locked(false)
     private let held = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)
 

@@ -130,6 +130,6 @@ struct GroupCommitTests {
 
 /// A lock-protected value shared between test tasks.
 final class Box<T: Sendable>: Sendable {
-    let value: Mutex<T>
-    init(_ initial: T) { value = Mutex(initial) }
+    let value: Locked<T>
+    init(_ initial: T) { value = Locked(initial) }
 }

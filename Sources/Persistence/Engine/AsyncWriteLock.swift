@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A first-in, first-out lock for async code: waiters suspend, no thread ever blocks.
 ///
 /// The engine's single-writer rule: one write transaction at a time per store, in arrival order. It is
@@ -11,7 +9,7 @@ package final class AsyncWriteLock: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
         var head = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     package init() {}
 

@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -233,7 +231,7 @@ final class CommitWaiter: Sendable {
         var result: Result<CommitResult, StorageError>?
         var continuation: CheckedContinuation<CommitResult, any Error>?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     static let spin: Duration = .microseconds(300)
 
     func complete(_ result: Result<CommitResult, StorageError>) {

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The storage engine of one store file: an append-only log of commit records, persistent in-memory
 /// indexes over it, MVCC snapshots, a single FIFO writer with group commit, and compaction.
@@ -101,9 +100,9 @@ package final class StorageEngine: Sendable {
     /// Serialises compactions (explicit and background).
     let compactionLock = AsyncWriteLock()
     let pins = VersionPins()
-    let core: Mutex<Core>
+    let core: Locked<Core>
     /// Runs the fsyncs of durable commits (see ``SyncThread``).
-    private let syncThreadBox = Mutex<SyncThread?>(nil)
+    private let syncThreadBox = Locked<SyncThread?>(nil)
     /// What open found and did.
     package var recoveryReport: RecoveryReport { core.withLock { $0.report } }
 
@@ -144,7 +143,7 @@ package final class StorageEngine: Sendable {
         self.path = path
         self.configuration = configuration
         self.fs = fs
-        self.core = Mutex(core)
+        self.core = Locked(core)
     }
 
     /// The sync thread, started on first use. It holds the engine weakly, so the engine can go away.

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The dedicated thread that runs a store's fsyncs, so they never occupy the cooperative thread pool.
 ///
@@ -15,7 +14,7 @@ final class SyncThread: Sendable {
         var parked = false
         var stopped = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let semaphore = DispatchSemaphore(value: 0)
     /// How long the thread stays awake, polling, after a round.
     static let spin: Duration = .microseconds(100)

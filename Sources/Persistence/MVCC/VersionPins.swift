@@ -1,9 +1,7 @@
-import Synchronization
-
 /// Counts the snapshots alive for each version, so the engine can report how many versions are pinned
 /// and the oldest, and refuse runaway pinning.
 package final class VersionPins: Sendable {
-    private let counts = Mutex<[Version: Int]>([:])
+    private let counts = Locked<[Version: Int]>([:])
 
     package init() {}
 

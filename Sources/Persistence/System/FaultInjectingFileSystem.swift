@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A ``FileSystem`` wrapper that counts every call and fails the one chosen by the test.
 ///
 /// ```swift
@@ -31,7 +29,7 @@ package final class FaultInjectingFileSystem: FileSystem {
     }
 
     private let base: any FileSystem
-    private let plan = Mutex(Plan())
+    private let plan = Locked(Plan())
 
     package init(base: any FileSystem) { self.base = base }
 

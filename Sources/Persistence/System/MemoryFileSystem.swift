@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -13,12 +11,12 @@ import Synchronization
 /// a new file system holding exactly that; ``processCrashImage()`` keeps everything written (as after
 /// `kill -9`, when the page cache survives).
 package final class MemoryFileSystem: FileSystem {
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let tracksDurability: Bool
 
     package init(tracksDurability: Bool = false) {
         self.tracksDurability = tracksDurability
-        self.state = Mutex(State())
+        self.state = Locked(State())
     }
 
     /// A file system holding `files` (path → contents), all of them durable.
@@ -199,7 +197,7 @@ private let ENOENT_: Int32 = 2
 private let EWOULDBLOCK_: Int32 = 11
 
 extension MemoryFileSystem {
-    fileprivate struct State: ~Copyable {
+    fileprivate struct State {
         var nextDescriptor: Int32 = 100
         var names: [String: MemoryFile] = [:]
         var durableNames: [String: MemoryFile] = [:]
