@@ -20,6 +20,17 @@ package final class WriteTransaction: ReadableStore {
     private(set) var isFinished = false
     /// Set when an operation failed half-way; the transaction can then only roll back.
     private var failure: StorageError?
+    /// What inserts into the last table inserted into need, read once instead of per row (reading a
+    /// table's fields out of the state copies the table). Dropped on every schema change.
+    private var insertCache: InsertCache?
+
+    private struct InsertCache {
+        let table: TableID
+        let columns: [ColumnSchema]
+        let types: [ColumnType]
+        let linkColumns: [Int]
+        var nextKey: Int64
+    }
     var hasOperations: Bool { buffer.count > Record.headerSize + 8 }
 
     init(engine: StorageEngine, base: DatabaseState, recordStart: UInt64, region: MappedRegion) {
@@ -92,6 +103,7 @@ package final class WriteTransaction: ReadableStore {
             }
             entries.append(.init(id: id, schema: schema, nextKey: state.tables[id]?.nextKey ?? 0))
         }
+        insertCache = nil
         var writer = ByteWriter()
         CommitPayload.appendSchema(entries, version: version ?? state.schemaVersion, to: &writer)
         let mark = buffer.count
@@ -130,6 +142,7 @@ package final class WriteTransaction: ReadableStore {
         // only when nothing else refers to it, so a lingering copy would make every insert copy its paths.
         let (row, key, types) = try prepareInsert(tableID, values)
         try appendUpsert(tableID, key, row, types)
+        insertCache?.nextKey = key.rawValue + 1
         changes.tables[tableID, default: TableChanges()].recordInsert(key)
         return key
     }
@@ -243,12 +256,16 @@ package final class WriteTransaction: ReadableStore {
     private func prepareInsert(
         _ tableID: TableID, _ values: [Value]
     ) throws(StorageError) -> ([Value], ObjectKey, [ColumnType]) {
-        // Borrowing reads of single fields: no copy of the table state (and no retain of its trees).
-        guard let nextKey = state.tables[tableID]?.nextKey else { throw Self.missingTable(tableID) }
-        let columns = state.tables[tableID]!.schema.columns
-        let row = try RowEncoder.validateRow(values, columns: columns)
-        for column in state.tables[tableID]!.linkColumns { try checkLinks(row[column], columns[column]) }
-        return (row, ObjectKey(nextKey), state.tables[tableID]!.columnTypes)
+        if insertCache?.table != tableID {
+            let table = try table(tableID)
+            insertCache = InsertCache(
+                table: tableID, columns: table.schema.columns, types: table.columnTypes,
+                linkColumns: table.linkColumns, nextKey: table.nextKey)
+        }
+        let cache = insertCache!
+        let row = try RowEncoder.validateRow(values, columns: cache.columns)
+        for column in cache.linkColumns { try checkLinks(row[column], cache.columns[column]) }
+        return (row, ObjectKey(cache.nextKey), cache.types)
     }
 
     private func schemaAndTypes(_ tableID: TableID) throws(StorageError) -> (TableSchema, [ColumnType]) {

@@ -19,7 +19,20 @@ extension DatabaseState {
         guard var table = tables.removeValue(forKey: tableID) else {
             throw StorageError(.invalidObject, "There is no table \(tableID) in this version.")
         }
-        defer { tables[tableID] = table }
+        do throws(StorageError) {
+            try upsert(into: &table, tableID, key, location, newRow, token, readRow)
+        } catch {
+            tables.put(tableID, table)
+            throw error
+        }
+        tables.put(tableID, table)
+    }
+
+    /// The body of ``applyUpsert``, on a table taken out of the store (so that its trees are uniquely owned).
+    private mutating func upsert(
+        into table: inout TableState, _ tableID: TableID, _ key: ObjectKey, _ location: RowLocation,
+        _ newRow: RowView, _ token: MutationToken, _ readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
         // Keys at or past nextKey were never used: nothing to replace (the common case of an insert).
         let oldLocation = key.rawValue < table.nextKey ? table.rows.value(forKey: key) : nil
         let oldRow = try oldLocation.map(readRow)

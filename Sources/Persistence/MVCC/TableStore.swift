@@ -37,6 +37,14 @@ package struct TableStore: Sendable {
         return taken
     }
 
+    /// Puts a table (taken out with ``removeValue(forKey:)``) back, moving it rather than copying it.
+    package mutating func put(_ id: TableID, _ table: consuming TableState) {
+        let i = Int(id.rawValue)
+        if i >= slots.count { slots.append(contentsOf: repeatElement(nil, count: i + 1 - slots.count)) }
+        if slots[i] == nil { count += 1 }
+        slots[i] = consume table
+    }
+
     /// The ids of the tables, ascending.
     package var keys: [TableID] { slots.indices.compactMap { slots[$0] == nil ? nil : TableID(UInt32($0)) } }
 
