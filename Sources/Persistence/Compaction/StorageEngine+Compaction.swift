@@ -197,20 +197,23 @@ struct CompactedFile {
         let recordStart = end
         var offset = recordStart + UInt64(Record.headerSize)
         var crc = CRC32C()
-        var chunk = ByteWriter(capacity: 1 << 22)
+        // Raw stores into one reused 4 MiB chunk, streamed to the file as it fills.
+        let chunk = RecordBuffer(capacity: 1 << 22)
         var length: UInt64 = 0
         func flush() throws(StorageError) {
-            chunk.bytes.withUnsafeBytes { crc.update($0) }
+            crc.update(chunk.bytes)
             try fs.writeAll(file, chunk.bytes, at: offset)
             offset += UInt64(chunk.count)
             length += UInt64(chunk.count)
-            chunk.bytes.removeAll(keepingCapacity: true)
+            chunk.truncate(to: 0)
         }
-        chunk.append(source.version.rawValue)
+        var schema = ByteWriter()
+        schema.append(source.version.rawValue)
         let entries = source.orderedTables.map {
             CommitPayload.TableEntry(id: $0.id, schema: $0.schema, nextKey: $0.nextKey)
         }
-        CommitPayload.appendSchema(entries, version: source.schemaVersion, to: &chunk)
+        CommitPayload.appendSchema(entries, version: source.schemaVersion, to: &schema)
+        chunk.append(schema.bytes)
         var result = source
         var live = UInt64(FileHeader.size)
         for table in source.orderedTables {
