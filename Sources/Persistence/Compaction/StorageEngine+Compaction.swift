@@ -237,15 +237,8 @@ struct CompactedFile {
         }
         try flush()
         let payloadCRC = crc.value
-        var header = ByteWriter(capacity: Record.headerSize)
-        header.append(Record.magic)
-        header.append(Record.Kind.commit.rawValue)
-        header.append(UInt8(0))
-        header.append(UInt16(0))
-        header.append(length)
-        header.append(payloadCRC)
-        header.append(CRC32C.checksum(header.bytes))
-        try fs.writeAll(file, header.bytes, at: recordStart)
+        try fs.writeAll(
+            file, Record.header(kind: .commit, length: length, payloadCRC: payloadCRC), at: recordStart)
         try fs.writeAll(file, Record.footer(length: length, payloadCRC: payloadCRC), at: offset)
         end = offset + UInt64(Record.footerSize)
         result.liveBytes = live

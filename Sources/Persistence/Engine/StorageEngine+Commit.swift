@@ -59,15 +59,8 @@ extension StorageEngine {
         let payload = buffer.bytes(at: Record.headerSize, count: payloadLength)
         let payloadCRC = CRC32C.checksum(payload)
         buffer.append(Record.footer(length: UInt64(payloadLength), payloadCRC: payloadCRC))
-        var header = ByteWriter(capacity: Record.headerSize)
-        header.append(Record.magic)
-        header.append(Record.Kind.commit.rawValue)
-        header.append(UInt8(0))
-        header.append(UInt16(0))
-        header.append(UInt64(payloadLength))
-        header.append(payloadCRC)
-        header.append(CRC32C.checksum(header.bytes))
-        for (i, byte) in header.bytes.enumerated() { buffer.store(byte, at: i) }
+        let header = Record.header(kind: .commit, length: UInt64(payloadLength), payloadCRC: payloadCRC)
+        for (i, byte) in header.enumerated() { buffer.store(byte, at: i) }
 
         let start = txn.recordStart
         let end = start + UInt64(buffer.count)

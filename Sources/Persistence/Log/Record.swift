@@ -43,19 +43,23 @@ package enum Record {
     /// Builds the complete bytes of a record around `payload`: header, payload, footer.
     package static func frame(kind: Kind, payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         let payloadCRC = CRC32C.checksum(payload)
-        let start = out.count
+        out.reserveCapacity(out.count + overhead + payload.count)
+        out.append(contentsOf: header(kind: kind, length: UInt64(payload.count), payloadCRC: payloadCRC))
+        out.append(contentsOf: payload)
+        out.append(contentsOf: footer(length: UInt64(payload.count), payloadCRC: payloadCRC))
+    }
+
+    /// The header bytes for a payload of `length` bytes with checksum `payloadCRC`.
+    package static func header(kind: Kind, length: UInt64, payloadCRC: UInt32) -> [UInt8] {
         var header = ByteWriter(capacity: headerSize)
         header.append(magic)
         header.append(kind.rawValue)
         header.append(UInt8(0))
         header.append(UInt16(0))
-        header.append(UInt64(payload.count))
+        header.append(length)
         header.append(payloadCRC)
         header.append(CRC32C.checksum(header.bytes))
-        out.reserveCapacity(start + overhead + payload.count)
-        out.append(contentsOf: header.bytes)
-        out.append(contentsOf: payload)
-        out.append(contentsOf: footer(length: UInt64(payload.count), payloadCRC: payloadCRC))
+        return header.bytes
     }
 
     /// The footer bytes for a payload of `length` bytes with checksum `payloadCRC`.
