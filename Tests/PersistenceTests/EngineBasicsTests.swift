@@ -249,3 +249,20 @@ struct FormatEvolutionTests {
         #expect(fs.contents(of: "/db/test.store") == file)
     }
 }
+
+extension FormatEvolutionTests {
+    @Test("a schema op with a huge table id (valid checksums) is refused as corrupted, without allocating")
+    func hugeTableID() async throws {
+        var payload = ByteWriter()
+        payload.append(UInt64(1))  // version 1
+        let entry = CommitPayload.TableEntry(
+            id: TableID(UInt32.max - 1), schema: Fixtures.kv, nextKey: 0)
+        CommitPayload.appendSchema([entry], version: 1, to: &payload)
+        var file = FileHeader().encoded()
+        payload.bytes.withUnsafeBytes { Record.frame(kind: .commit, payload: $0, into: &file) }
+        let fs = MemoryFileSystem(files: ["/db/test.store": file])
+        let error = await #expect(throws: StorageError.self) { try await memoryEngine(fs) }
+        #expect(error?.code == .corrupted)
+        #expect(fs.contents(of: "/db/test.store") == file)
+    }
+}

@@ -92,6 +92,10 @@ package final class WriteTransaction: ReadableStore {
         try checkUsable()
         try SchemaValidation.validate(tables)
         var next = (state.tables.keys.map(\.rawValue).max() ?? 0) + 1
+        guard next + UInt32(tables.count) <= CommitPayload.maxTableID else {
+            throw StorageError(
+                .limitExceeded, "A store holds at most \(CommitPayload.maxTableID) tables over its lifetime.")
+        }
         var entries: [CommitPayload.TableEntry] = []
         for schema in tables {
             let id: TableID

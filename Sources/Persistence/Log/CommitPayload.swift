@@ -22,6 +22,9 @@ package enum CommitPayload {
         case clear = 4
     }
 
+    /// The largest table id a file may use (ids are dense, assigned from 1; this bounds a crafted file).
+    package static let maxTableID: UInt32 = 1 << 16
+
     /// Bytes of an upsert op before the row bytes.
     package static let upsertHeaderSize = 1 + 4 + 8 + 4
 
@@ -66,6 +69,8 @@ package enum CommitPayload {
         var tables: [TableEntry] = []
         for _ in 0..<count {
             let id = TableID(r.uint32())
+            // Table ids index an array (TableStore): a crafted huge id must not make it allocate.
+            guard id.rawValue <= maxTableID else { throw malformed(path, offset, "table id") }
             let name = r.string()
             let embedded = r.uint8() & 1 == 1
             let nextKey = r.int64()
