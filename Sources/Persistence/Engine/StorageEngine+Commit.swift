@@ -49,7 +49,7 @@ extension StorageEngine {
         return (value, try await txn.commit())
     }
 
-    func commit(_ txn: WriteTransaction) async throws(StorageError) -> CommitResult {
+    nonisolated(nonsending) func commit(_ txn: WriteTransaction) async throws(StorageError) -> CommitResult {
         guard txn.hasOperations else {
             writeLock.unlock()
             return CommitResult(version: txn.baseVersion, changes: txn.changes)
@@ -119,7 +119,9 @@ extension StorageEngine {
     }
 
     /// Writes the record: inline when small (a page-cache copy), on a Dispatch thread when large.
-    private func appendRecord(_ buffer: RecordBuffer, to file: OpenFile, at offset: UInt64) async throws(StorageError) {
+    private nonisolated(nonsending) func appendRecord(
+        _ buffer: RecordBuffer, to file: OpenFile, at offset: UInt64
+    ) async throws(StorageError) {
         if buffer.count < 1 << 20 {
             try fs.writeAll(file, buffer.bytes, at: offset)
             return

@@ -241,7 +241,7 @@ package final class WriteTransaction: ReadableStore {
     /// - Throws: `.diskFull`, `.ioFailure` (nothing was committed; the engine state did not advance),
     ///   `.poisoned` (the commit's fsync failed; reopen the store).
     @discardableResult
-    package func commit() async throws(StorageError) -> CommitResult {
+    package nonisolated(nonsending) func commit() async throws(StorageError) -> CommitResult {
         try checkUsable()
         isFinished = true
         return try await engine.commit(self)

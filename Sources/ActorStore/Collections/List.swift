@@ -1,0 +1,212 @@
+import ActorStorePersistence
+
+/// An ordered list of values or objects: the to-many property type.
+///
+/// ```swift
+/// final class Person: Object {
+///     @Persisted var dogs: List<Dog>
+///     @Persisted var nicknames: List<String>
+/// }
+/// try await realm.write { _ in
+///     person.dogs.append(rex)
+///     person.nicknames.append(contentsOf: ["Jim", "J"])
+/// }
+/// ```
+///
+/// An unmanaged list is a plain array. A managed list reads and writes its owner's row in the realm's
+/// current version; changing it needs a write transaction. A list may hold the same object several times.
+/// Not `Sendable`; freeze its owner (``Frozen``) or call ``freeze()`` to take its contents elsewhere.
+public final class List<Element: _RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
+    private var storage: [Element] = []
+    /// Managed: the object whose property this is, and the property's ordinal.
+    private let owner: ObjectBase?
+    private let ordinal: Int
+
+    /// An empty unmanaged list.
+    public init() {
+        owner = nil
+        ordinal = -1
+    }
+
+    /// An unmanaged list holding `elements`.
+    public convenience init<S: Sequence>(_ elements: S) where S.Element == Element {
+        self.init()
+        storage = Array(elements)
+    }
+
+    init(owner: ObjectBase, ordinal: Int) {
+        self.owner = owner
+        self.ordinal = ordinal
+    }
+
+    /// Whether the list belongs to a managed object.
+    public var isManaged: Bool { owner != nil }
+
+    /// The owning object and the property's name, for a managed list.
+    var ownerAndProperty: (ObjectBase, String)? {
+        guard let owner, let managed = owner._managed else { return nil }
+        return (owner, managed.table.info.properties[ordinal].name)
+    }
+
+    private var stored: [Value] {
+        guard let owner else { return [] }
+        if case .list(let values) = owner._managedValue(ordinal) { return values }
+        return []
+    }
+
+    private func decode(_ value: Value) -> Element {
+        Element._rlmDecodeElement(_StoredValue(value), _Decoder(context: owner?._managed?.context))!
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { owner == nil ? storage.count : stored.count }
+
+    /// The element at `position`; setting it replaces the element (in a write transaction when managed).
+    public subscript(position: Int) -> Element {
+        get {
+            guard owner != nil else { return storage[position] }
+            let values = stored
+            precondition(
+                values.indices.contains(position), "List index \(position) is out of bounds (count \(values.count)).")
+            return decode(values[position])
+        }
+        set { replaceSubrange(position..<position + 1, with: CollectionOfOne(newValue)) }
+    }
+
+    /// Iterates the elements as they are when iteration begins.
+    public func makeIterator() -> IndexingIterator<[Element]> {
+        guard owner != nil else { return storage.makeIterator() }
+        return stored.map(decode).makeIterator()
+    }
+
+    /// Replaces a range of elements; the primitive every mutation goes through.
+    public func replaceSubrange<C: Collection>(_ range: Range<Int>, with elements: C) where C.Element == Element {
+        guard let owner else {
+            storage.replaceSubrange(range, with: elements)
+            return
+        }
+        owner._managedSet(ordinal) { session in
+            var values = stored
+            precondition(
+                range.lowerBound >= 0 && range.upperBound <= values.count,
+                "List range \(range) is out of bounds (count \(values.count)).")
+            values.replaceSubrange(range, with: elements.map { $0._rlmEncodeElement(_Encoder(session: session)).raw })
+            return .list(values)
+        }
+    }
+
+    /// Appends an element (an unmanaged object is added to the realm with the list's owner).
+    public func append(_ element: Element) { replaceSubrange(count..<count, with: CollectionOfOne(element)) }
+
+    /// Appends the elements of a sequence.
+    public func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
+        let new = Array(elements)
+        let end = count
+        replaceSubrange(end..<end, with: new)
+    }
+
+    /// Inserts an element at `index`.
+    public func insert(_ element: Element, at index: Int) {
+        replaceSubrange(index..<index, with: CollectionOfOne(element))
+    }
+
+    /// Removes and returns the element at `index`.
+    @discardableResult
+    public func remove(at index: Int) -> Element {
+        let element = self[index]
+        replaceSubrange(index..<index + 1, with: EmptyCollection())
+        return element
+    }
+
+    /// Removes the last element.
+    @discardableResult
+    public func removeLast() -> Element { remove(at: count - 1) }
+
+    /// Removes the first element.
+    @discardableResult
+    public func removeFirst() -> Element { remove(at: 0) }
+
+    /// Removes every element (objects stay in the realm; embedded objects are deleted).
+    public func removeAll() { replaceSubrange(0..<count, with: EmptyCollection()) }
+
+    /// Moves the element at `from` to `to`.
+    public func move(from: Int, to: Int) {
+        let element = remove(at: from)
+        insert(element, at: to)
+    }
+
+    /// Swaps two elements.
+    public func swapAt(_ i: Int, _ j: Int) {
+        guard i != j else { return }
+        let a = self[i]
+        let b = self[j]
+        self[i] = b
+        self[j] = a
+    }
+
+    public var description: String { "List<\(Element.self)>(\(count) elements)" }
+}
+
+extension List where Element: ObjectBase {
+    /// The position of an object in the list (the first occurrence), or nil.
+    public func index(of object: Element) -> Int? { firstIndex { $0.isSameObject(as: object) } }
+
+    /// The objects, frozen at the owner's realm's current version. Unmanaged lists cannot be frozen.
+    public func freeze() -> [Frozen<Element>] {
+        guard let context = owner?._managed?.context else {
+            preconditionFailure("An unmanaged List cannot be frozen: add its owner to a realm first.")
+        }
+        let frozen = FrozenContext(context)
+        return stored.compactMap { value in
+            guard case .link(let key) = value else { return nil }
+            return frozen.frozen(Element.self, key)
+        }
+    }
+}
+
+extension List where Element: _PersistableScalar {
+    /// The position of a value in the list (the first occurrence), or nil.
+    public func index(of value: Element) -> Int? {
+        let target = value._rlmToStored.raw
+        return firstIndex { $0._rlmToStored.raw == target }
+    }
+
+    /// The values, as an immutable array.
+    public func freeze() -> [Element] { Array(self) }
+}
+
+extension List: _Persistable {
+    public static var _rlmKind: _PropertyKind {
+        var kind = Element._rlmElementKind
+        kind.collection = .list
+        kind.swiftType = List<Element>.self
+        return kind
+    }
+    public static var _rlmDefault: List<Element> { List() }
+    public static func _rlmDecode(_ stored: _StoredValue, _ decoder: _Decoder) -> List<Element>? {
+        guard case .list(let values) = stored.raw else { return nil }
+        return List(values.compactMap { Element._rlmDecodeElement(_StoredValue($0), decoder) })
+    }
+    public func _rlmEncode(_ encoder: _Encoder) -> _StoredValue {
+        _StoredValue(.list(map { $0._rlmEncodeElement(encoder).raw }))
+    }
+    public static func _rlmFromAny(_ value: Any) -> List<Element>? {
+        if let list = value as? List<Element> { return list.owner == nil ? list : List(Array(list)) }
+        guard let array = value as? [Any] else { return nil }
+        var elements: [Element] = []
+        for item in array {
+            guard let element = Element._rlmElementFromAny(item) else { return nil }
+            elements.append(element)
+        }
+        return List(elements)
+    }
+    public static func _rlmGet(_ object: ObjectBase, _ ordinal: Int) -> List<Element> {
+        List(owner: object, ordinal: ordinal)
+    }
+    public static func _rlmSet(_ object: ObjectBase, _ ordinal: Int, _ value: List<Element>) {
+        let elements = Array(value)
+        object._managedSet(ordinal) { session in
+            .list(elements.map { $0._rlmEncodeElement(_Encoder(session: session)).raw })
+        }
+    }
+}

@@ -1,0 +1,291 @@
+import ActorStorePersistence
+import Foundation
+
+/// The immutable state behind frozen values: one pinned version and the class-to-table mapping.
+final class FrozenContext: Sendable {
+    let snapshot: Snapshot
+    let bindings: SchemaBindings
+    let fileKey: String
+
+    init(_ context: RealmContext) {
+        self.snapshot = context.snapshot
+        self.bindings = context.bindings
+        self.fileKey = context.fileKey
+    }
+
+    func binding(for type: ObjectBase.Type) -> TableBinding? {
+        if let binding = bindings.binding(for: type), snapshot.tableSchema(binding.tableID) != nil { return binding }
+        let info = ClassRegistry.info(for: type)
+        guard let id = snapshot.tableID(named: info.className), let schema = snapshot.tableSchema(id) else {
+            return nil
+        }
+        return TableBinding(info: info, tableID: id, stored: schema)
+    }
+
+    func frozen<T: ObjectBase>(_ type: T.Type, _ key: ObjectKey) -> Frozen<T>? {
+        guard let binding = binding(for: type),
+            let location = snapshot.state.tables[binding.tableID]?.rows.value(forKey: key)
+        else { return nil }
+        return Frozen(context: self, binding: binding, key: key, location: location)
+    }
+
+    func value(at location: RowLocation, column: Int, type: ColumnType) -> Value {
+        // Frozen reads cannot throw; a row that fails to decode (the file was changed behind the engine's
+        // back) reads as null.
+        (try? snapshot.withRowBytes(at: location) { (row) throws(StorageError) in
+            try row.value(at: column, type: type)
+        }) ?? .null
+    }
+}
+
+/// A realm's data at one version: immutable, `Sendable`, usable from any task without `await`.
+///
+/// ```swift
+/// let frozen = await realm.freeze()
+/// Task.detached {
+///     for dog in frozen.objects(Dog.self) { print(dog.name) }
+/// }
+/// ```
+///
+/// It pins its version: the file keeps that version's data until the last frozen value made from it is
+/// released. Keep frozen values for as long as you need them, not forever (see
+/// ``Realm/Configuration/maximumNumberOfActiveVersions``).
+public struct FrozenRealm: Sendable {
+    let context: FrozenContext
+
+    init(_ context: FrozenContext) { self.context = context }
+
+    /// The version frozen.
+    public var version: UInt64 { context.snapshot.version.rawValue }
+
+    /// Always true.
+    public var isFrozen: Bool { true }
+
+    /// All objects of a class at this version.
+    public func objects<T: Object>(_ type: T.Type) -> FrozenResults<T> {
+        let binding = context.binding(for: type)
+        let rows = binding.flatMap { context.snapshot.state.tables[$0.tableID]?.rows } ?? PersistentBTree()
+        return FrozenResults(context: context, binding: binding, rows: rows)
+    }
+
+    /// The object of a class with a primary key value at this version, or nil.
+    public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: Any?) -> Frozen<T>? {
+        guard let binding = context.binding(for: type), let primaryKey = binding.info.primaryKey,
+            let converted = primaryKey.accessor.fromAny(key ?? NSNull())
+        else { return nil }
+        let value = primaryKey.accessor.encode(converted, _Encoder(session: nil))
+        guard let objectKey = context.snapshot.object(binding.tableID, primaryKey: value) else { return nil }
+        return context.frozen(type, objectKey)
+    }
+
+    /// Whether the version holds no objects.
+    public var isEmpty: Bool {
+        context.snapshot.state.tableIDs.values.allSatisfy { context.snapshot.count($0) == 0 }
+    }
+}
+
+/// An immutable, `Sendable` view of one object at one version.
+///
+/// Read its `@Persisted` properties by name, as on the live object: `frozenDog.name`. Links read as
+/// `Frozen` objects, lists and sets as arrays, maps as dictionaries, all of the same version. Computed
+/// (non-`@Persisted`) properties of the class are not available.
+///
+/// ```swift
+/// let rex: Frozen<Dog> = await realm.read { $0.objects(Dog.self).first!.freeze() }
+/// Task.detached { print(rex.name, rex.owner?.name ?? "no owner") }
+/// ```
+@dynamicMemberLookup
+public struct Frozen<T: ObjectBase>: Sendable, Hashable, CustomStringConvertible {
+    let context: FrozenContext
+    let binding: TableBinding
+    let key: ObjectKey
+    let location: RowLocation
+
+    /// The version the object is frozen at.
+    public var version: UInt64 { context.snapshot.version.rawValue }
+
+    /// Always true.
+    public var isFrozen: Bool { true }
+
+    private func stored(_ keyPath: AnyKeyPath) -> (property: PropertyInfo, value: Value) {
+        guard let ordinal = binding.info.ordinal(of: keyPath) else {
+            preconditionFailure(
+                "\(keyPath) does not read a @Persisted property of \(binding.info.className); frozen objects expose "
+                    + "@Persisted properties only.")
+        }
+        let property = binding.info.properties[ordinal]
+        let column = binding.columns[ordinal]
+        guard column >= 0 else { return (property, .null) }
+        return (property, context.value(at: location, column: column, type: binding.types[column]))
+    }
+
+    /// A value property.
+    public subscript<V: _PersistableScalar>(dynamicMember keyPath: KeyPath<T, V>) -> V {
+        V._rlmFromStored(_StoredValue(stored(keyPath).value)) ?? V._rlmScalarDefault
+    }
+
+    /// A to-one link, frozen at the same version.
+    public subscript<U: ObjectBase>(dynamicMember keyPath: KeyPath<T, U?>) -> Frozen<U>? {
+        guard case .link(let target) = stored(keyPath).value else { return nil }
+        return context.frozen(U.self, target)
+    }
+
+    /// A list of values.
+    public subscript<E: _PersistableScalar>(dynamicMember keyPath: KeyPath<T, List<E>>) -> [E] {
+        guard case .list(let values) = stored(keyPath).value else { return [] }
+        return values.compactMap { E._rlmFromStored(_StoredValue($0)) }
+    }
+
+    /// A list of objects, frozen at the same version.
+    public subscript<E: ObjectBase>(dynamicMember keyPath: KeyPath<T, List<E>>) -> [Frozen<E>] {
+        guard case .list(let values) = stored(keyPath).value else { return [] }
+        return values.compactMap { value in
+            guard case .link(let target) = value else { return nil }
+            return context.frozen(E.self, target)
+        }
+    }
+
+    /// A set of values.
+    public subscript<E: _PersistableScalar>(dynamicMember keyPath: KeyPath<T, MutableSet<E>>) -> Set<E> {
+        guard case .set(let values) = stored(keyPath).value else { return [] }
+        return Set(values.compactMap { E._rlmFromStored(_StoredValue($0)) })
+    }
+
+    /// A set of objects, frozen at the same version.
+    public subscript<E: ObjectBase>(dynamicMember keyPath: KeyPath<T, MutableSet<E>>) -> [Frozen<E>] {
+        guard case .set(let values) = stored(keyPath).value else { return [] }
+        return values.compactMap { value in
+            guard case .link(let target) = value else { return nil }
+            return context.frozen(E.self, target)
+        }
+    }
+
+    /// A map of values.
+    public subscript<V: _PersistableScalar>(dynamicMember keyPath: KeyPath<T, Map<String, V>>) -> [String: V] {
+        guard case .map(let entries) = stored(keyPath).value else { return [:] }
+        var result: [String: V] = [:]
+        for entry in entries { result[entry.key] = V._rlmFromStored(_StoredValue(entry.value)) }
+        return result
+    }
+
+    /// A map of optional objects, frozen at the same version.
+    public subscript<U: ObjectBase>(dynamicMember keyPath: KeyPath<T, Map<String, U?>>) -> [String: Frozen<U>?] {
+        guard case .map(let entries) = stored(keyPath).value else { return [:] }
+        var result: [String: Frozen<U>?] = [:]
+        for entry in entries {
+            if case .link(let target) = entry.value {
+                result[entry.key] = .some(context.frozen(U.self, target))
+            } else {
+                result[entry.key] = .some(nil)
+            }
+        }
+        return result
+    }
+
+    /// The objects linking to this one, frozen at the same version.
+    public subscript<E: ObjectBase>(dynamicMember keyPath: KeyPath<T, LinkingObjects<E>>) -> [Frozen<E>] {
+        let property = stored(keyPath).property
+        guard let origin = context.binding(for: E.self),
+            let ordinal = origin.info.property(named: property.originProperty ?? "")?.ordinal
+        else { return [] }
+        let column = origin.columns[ordinal]
+        var result: [Frozen<E>] = []
+        for link in context.snapshot.backlinks(to: binding.tableID, key)
+        where link.source == origin.tableID && link.column == column {
+            if let frozen = context.frozen(E.self, link.key) {
+                result += repeatElement(frozen, count: link.count)
+            }
+        }
+        return result
+    }
+
+    /// The live object at `realm`'s current version, or nil if it was deleted (or `realm` is another file).
+    public func thaw(in realm: isolated Realm) -> T? {
+        guard realm.context.fileKey == context.fileKey else { return nil }
+        return realm.context.object(T.self, key: key)
+    }
+
+    public static func == (lhs: Frozen<T>, rhs: Frozen<T>) -> Bool {
+        lhs.key == rhs.key && lhs.binding.tableID == rhs.binding.tableID && lhs.version == rhs.version
+            && lhs.context.fileKey == rhs.context.fileKey
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+        hasher.combine(version)
+    }
+
+    public var description: String {
+        let fields = binding.info.declarationOrder.compactMap { property -> String? in
+            let column = binding.columns[property.ordinal]
+            guard column >= 0 else { return nil }
+            return "\(property.name): \(context.value(at: location, column: column, type: binding.types[column]))"
+        }
+        return "Frozen<\(binding.info.className)>@v\(version) { " + fields.joined(separator: ", ") + " }"
+    }
+}
+
+/// The objects of one class at one version: immutable, `Sendable`, a `RandomAccessCollection` of
+/// ``Frozen`` objects. O(1) to make; index access O(log n).
+public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
+    let context: FrozenContext
+    let binding: TableBinding?
+    let rows: PersistentBTree<ObjectKey, RowLocation>
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { rows.count }
+
+    public subscript(position: Int) -> Frozen<Element> {
+        precondition(
+            position >= 0 && position < rows.count, "Index \(position) is out of bounds (count \(rows.count)).")
+        guard let binding else { preconditionFailure("FrozenResults without a table has no elements.") }
+        let entry = rows.element(at: position)
+        return Frozen(context: context, binding: binding, key: entry.key, location: entry.value)
+    }
+
+    /// Iterates in order, without index lookups.
+    public func makeIterator() -> Iterator { Iterator(context: context, binding: binding, rows: rows.makeIterator()) }
+
+    /// Iterates the frozen objects.
+    public struct Iterator: IteratorProtocol {
+        let context: FrozenContext
+        let binding: TableBinding?
+        var rows: PersistentBTree<ObjectKey, RowLocation>.Iterator
+
+        public mutating func next() -> Frozen<Element>? {
+            guard let binding, let (key, location) = rows.next() else { return nil }
+            return Frozen(context: context, binding: binding, key: key, location: location)
+        }
+    }
+
+    /// The version frozen.
+    public var version: UInt64 { context.snapshot.version.rawValue }
+
+    /// Always true.
+    public var isFrozen: Bool { true }
+
+    /// The live results in `realm` (at its current version, not this one).
+    public func thaw(in realm: isolated Realm) -> Results<Element> { realm.objects(Element.self) }
+}
+
+/// Adds `freeze()` to model classes, returning `Frozen<Self>`.
+public protocol _ObjectFreezing {}
+extension ObjectBase: _ObjectFreezing {}
+
+extension _ObjectFreezing where Self: ObjectBase {
+    /// An immutable, `Sendable` view of the object at its realm's current committed version.
+    ///
+    /// Freezing an unmanaged object, or one created in the open write transaction, is a programmer error.
+    public func freeze() -> Frozen<Self> {
+        guard let managed = _managed else {
+            preconditionFailure("Unmanaged objects cannot be frozen: add the object to a realm first.")
+        }
+        let context = FrozenContext(managed.context)
+        guard let frozen = context.frozen(Self.self, managed.key) else {
+            preconditionFailure(
+                "Cannot freeze a \(managed.table.info.className) that is not in the realm's committed version: it "
+                    + "was created in the open write transaction, or deleted. Freeze after the write commits.")
+        }
+        return frozen
+    }
+}

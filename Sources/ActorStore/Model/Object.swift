@@ -1,0 +1,219 @@
+import ActorStorePersistence
+import Foundation
+
+/// The common base of ``Object`` and ``EmbeddedObject``. Subclass those, not this.
+///
+/// An instance is either *unmanaged* (a plain Swift object: its `@Persisted` values live in the instance)
+/// or *managed* (it refers to one row of a realm and every property access reads or writes that realm's
+/// current version). Managed objects are not `Sendable`: they stay inside the ``Realm`` actor that produced
+/// them, and the compiler enforces it. Use ``Frozen`` values or a ``ThreadSafeReference`` to cross.
+open class ObjectBase: CustomStringConvertible {
+    /// Unmanaged property values, indexed by property ordinal. Empty once managed.
+    final var _slots: ContiguousArray<Any>
+    /// The construction-stack position of this object's first property; see `ConstructionStack`.
+    final let _slotBase: Int
+    /// Where the object lives when managed.
+    final var _managed: ManagedState?
+    /// A probe records which property a key path reads (see `ObjectSchemaInfo.ordinal(of:)`).
+    final var _isProbe = false
+    final var _probeAccess = -1
+
+    /// Creates an unmanaged object with its properties' initial values.
+    public required init() {
+        let stack = ConstructionStack.current
+        let id = ObjectIdentifier(Self.self)
+        let count: Int
+        if stack.discovering == id {
+            stack.discovering = nil
+            count = stack.values.count
+        } else {
+            count = ClassRegistry.info(for: Self.self).slotCount
+        }
+        let base = stack.values.count - count
+        _slotBase = base
+        if stack.managedConstruction {
+            _slots = []
+        } else {
+            _slots = ContiguousArray(stack.values[base...])
+        }
+        stack.values.removeLast(count)
+    }
+
+    /// Creates an unmanaged object from a dictionary of property values (`["name": "Rex", "age": 3]`), an
+    /// array of values in property declaration order (`["Rex", 3]`), or another object. Nested dictionaries
+    /// and arrays create linked objects. Values that do not fit their property are ignored (the property
+    /// keeps its initial value); use ``Realm/create(_:value:update:)`` to have them reported.
+    public required convenience init(value: Any) {
+        self.init()
+        let info = ClassRegistry.info(for: Self.self)
+        _ = info.forEachGivenValue(in: value) { property, given in
+            guard let converted = property.accessor.fromAny(given) else { return false }
+            _slots[property.ordinal] = converted
+            return true
+        }
+    }
+
+    /// The object's properties and their current values.
+    open var description: String {
+        let info = ClassRegistry.info(for: type(of: self))
+        if isInvalidated { return "\(info.className) (invalidated)" }
+        let fields = info.declarationOrder.map { property -> String in
+            guard !property.kind.isLinkingObjects else { return "\(property.name): <linking objects>" }
+            let value = self[property.name].map { String(describing: $0) } ?? "nil"
+            return "\(property.name): \(value)"
+        }
+        return "\(info.className) { " + fields.joined(separator: ", ") + " }"
+    }
+
+    /// Whether the object is managed by a realm.
+    public final var isManaged: Bool { _managed != nil }
+
+    /// Whether the object was deleted from its realm (or its realm's write transaction that created it was
+    /// cancelled). Reading a property of an invalidated object stops the program; check this first when an
+    /// object may have been deleted.
+    public final var isInvalidated: Bool {
+        guard let managed = _managed else { return false }
+        return !managed.context.exists(self)
+    }
+
+    /// Reads (`object["name"]`) or writes a persisted property by name; nil for an unknown name. Writing a
+    /// managed object requires a write transaction, as a typed property write does.
+    public final subscript(key: String) -> Any? {
+        get {
+            let info = ClassRegistry.info(for: type(of: self))
+            guard let property = info.property(named: key) else { return nil }
+            if _managed != nil { return property.accessor.get(self, property.ordinal) }
+            return _slots[property.ordinal]
+        }
+        set {
+            let info = ClassRegistry.info(for: type(of: self))
+            guard let property = info.property(named: key), !property.kind.isLinkingObjects else { return }
+            let given: Any = newValue ?? NSNull()
+            guard let converted = property.accessor.fromAny(given) else {
+                if let managed = _managed {
+                    managed.context.recordFailure(
+                        RealmError(
+                            .invalidValue,
+                            "\(String(describing: given)) is not a valid value for \(info.className).\(key)"))
+                }
+                return
+            }
+            if _managed != nil {
+                _managedSet(property.ordinal) { session in
+                    property.accessor.encode(converted, _Encoder(session: session))
+                }
+            } else {
+                _slots[property.ordinal] = converted
+            }
+        }
+    }
+
+    /// Whether `other` is the same stored object (same realm file, table and key); for unmanaged objects,
+    /// whether it is the same instance.
+    public final func isSameObject(as other: ObjectBase?) -> Bool {
+        guard let other else { return false }
+        guard let a = _managed, let b = other._managed else { return self === other }
+        return a.table.tableID == b.table.tableID && a.key == b.key && a.context.fileID == b.context.fileID
+    }
+
+    // MARK: Managed access (called by the property wrapper)
+
+    /// The stored value of the property `ordinal` in the realm's current version.
+    final func _managedValue(_ ordinal: Int) -> Value {
+        guard let managed = _managed else { return .null }
+        return managed.context.value(of: self, column: managed.table.columns[ordinal])
+    }
+
+    /// Writes the property `ordinal`; `makeValue` encodes the new value (it may add linked objects).
+    final func _managedSet(_ ordinal: Int, _ makeValue: (WriteSession) -> Value) {
+        guard let managed = _managed else { return }
+        let session = managed.context.requireWriteSession(for: "set a property of a \(managed.table.info.className)")
+        session.update(self, ordinal: ordinal, value: makeValue(session))
+    }
+}
+
+@available(*, unavailable, message: "Live objects stay inside their Realm actor; use freeze() or ThreadSafeReference")
+extension ObjectBase: Sendable {}
+
+extension ObjectBase: Hashable {
+    /// Managed objects are equal when they are the same stored object; unmanaged ones when identical.
+    public static func == (lhs: ObjectBase, rhs: ObjectBase) -> Bool { lhs.isSameObject(as: rhs) }
+
+    public func hash(into hasher: inout Hasher) {
+        if let managed = _managed {
+            hasher.combine(managed.table.tableID)
+            hasher.combine(managed.key)
+        } else {
+            hasher.combine(ObjectIdentifier(self))
+        }
+    }
+}
+
+/// A stored object with its own identity: subclass it and declare properties with ``Persisted``.
+///
+/// ```swift
+/// final class Dog: Object {
+///     @Persisted var name = ""
+///     @Persisted var age = 0
+/// }
+/// ```
+///
+/// Subclasses need an `init()` (the implicit one is fine); add `convenience` initialisers for
+/// convenience. ActorStore creates instances with `init()` when it reads objects, so keep it cheap and
+/// free of side effects.
+open class Object: ObjectBase {}
+
+/// An object owned by exactly one parent object: it has no primary key, cannot be added on its own, and
+/// is deleted with its parent (or when the parent's property is set to another object).
+///
+/// ```swift
+/// final class Address: EmbeddedObject {
+///     @Persisted var street = ""
+///     @Persisted var city = ""
+/// }
+/// final class Contact: Object {
+///     @Persisted var name = ""
+///     @Persisted var address: Address?
+/// }
+/// ```
+open class EmbeddedObject: ObjectBase {}
+
+/// The row a managed object refers to, and a cached location of its bytes.
+struct ManagedState {
+    let context: RealmContext
+    let table: TableBinding
+    let key: ObjectKey
+    /// Valid while `stamp == context.stamp` (the context bumps its stamp whenever rows may have moved).
+    var location: RowLocation
+    var stamp: UInt64
+}
+
+// MARK: Links: Object subclasses as optional properties and as collection elements
+
+extension ObjectBase: _OptionalPersistable, _RealmCollectionValue {
+    public static var _rlmOptionalKind: _PropertyKind {
+        _PropertyKind(scalar: .link, isOptional: true, linkTarget: Self.self, swiftType: Optional<ObjectBase>.self)
+    }
+    public static func _rlmDecodeWrapped(_ stored: _StoredValue, _ decoder: _Decoder) -> Self? {
+        guard case .link(let key) = stored.raw, let context = decoder.context else { return nil }
+        return context.object(Self.self, key: key)
+    }
+    public func _rlmEncodeWrapped(_ encoder: _Encoder) -> _StoredValue {
+        guard let session = encoder.session, let key = session.key(for: self) else { return _StoredValue(.null) }
+        return _StoredValue(.link(key))
+    }
+    public static func _rlmWrappedFromAny(_ value: Any) -> Self? {
+        if let object = value as? Self { return object }
+        if value is [String: Any] || value is [Any] { return Self(value: value) }
+        return nil
+    }
+
+    public static var _rlmElementKind: _PropertyKind {
+        _PropertyKind(scalar: .link, linkTarget: Self.self, swiftType: Self.self)
+    }
+    public static func _rlmDecodeElement(_ stored: _StoredValue, _ decoder: _Decoder) -> Self? {
+        _rlmDecodeWrapped(stored, decoder)
+    }
+    public func _rlmEncodeElement(_ encoder: _Encoder) -> _StoredValue { _rlmEncodeWrapped(encoder) }
+    public static func _rlmElementFromAny(_ value: Any) -> Self? { _rlmWrappedFromAny(value) }
+}

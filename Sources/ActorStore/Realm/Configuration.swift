@@ -1,0 +1,143 @@
+import ActorStorePersistence
+import Foundation
+
+extension Realm {
+    /// How a ``Realm`` is opened: which file (or in-memory store), which classes, which schema version.
+    ///
+    /// ```swift
+    /// var config = Realm.Configuration()
+    /// config.fileURL = directory.appendingPathComponent("dogs.realm")
+    /// config.objectTypes = [Dog.self, Person.self]
+    /// let realm = try await Realm(configuration: config)
+    /// ```
+    public struct Configuration: Sendable {
+        /// The realm file. Setting it clears ``inMemoryIdentifier``. Defaults to `default.realm` in the
+        /// app's Documents directory on Apple platforms and in the current directory on Linux.
+        public var fileURL: URL? {
+            get { _fileURL }
+            set {
+                _fileURL = newValue
+                if newValue != nil { _inMemoryIdentifier = nil }
+            }
+        }
+
+        /// A name for an in-memory realm: realms opened with the same identifier in one process share their
+        /// data until the last of them is released; nothing is written to disk. Setting it clears
+        /// ``fileURL``.
+        public var inMemoryIdentifier: String? {
+            get { _inMemoryIdentifier }
+            set {
+                _inMemoryIdentifier = newValue
+                if newValue != nil { _fileURL = nil }
+            }
+        }
+
+        private var _fileURL: URL?
+        private var _inMemoryIdentifier: String?
+
+        /// Open without writing: writes throw `RealmError.readOnly`; the file must exist.
+        public var readOnly = false
+
+        /// The classes this realm may store; nil (the default) allows every `Object` subclass, creating
+        /// tables when objects of a new class are first written. Listing them validates them all at open.
+        public var objectTypes: [ObjectBase.Type]?
+
+        /// The version of your model classes. Increase it when they change.
+        public var schemaVersion: UInt64 = 0
+
+        /// When the stored schema does not match the classes, delete the file and start empty instead of
+        /// throwing `schemaMismatch`. For caches and development only: this deletes the data.
+        public var deleteRealmIfMigrationNeeded = false
+
+        /// When a commit returns: ``Durability/full`` (default) once it is on disk; ``Durability/none`` once it
+        /// is in the operating system's cache (fast, but a power loss can drop recent commits).
+        public var durability: Durability = .full
+
+        /// Called once when the file is first opened in this process, with the file size and the bytes in
+        /// use; return true to compact the file before use.
+        public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+
+        /// The most versions that frozen values, snapshots and thread-safe references may pin at once;
+        /// taking one more throws `RealmError.tooManyVersions`. Nil (default) means no limit.
+        public var maximumNumberOfActiveVersions: UInt?
+
+        /// Compact in the background when more than half of a file of 16 MB or more is dead space.
+        public var automaticCompaction = true
+
+        /// A configuration for the default file.
+        public init(
+            fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil, readOnly: Bool = false,
+            schemaVersion: UInt64 = 0, objectTypes: [ObjectBase.Type]? = nil, durability: Durability = .full
+        ) {
+            self._fileURL = inMemoryIdentifier == nil ? fileURL : nil
+            self._inMemoryIdentifier = inMemoryIdentifier
+            self.readOnly = readOnly
+            self.schemaVersion = schemaVersion
+            self.objectTypes = objectTypes
+            self.durability = durability
+        }
+
+        /// `default.realm` in the Documents directory (Apple platforms) or the current directory (Linux).
+        public static var defaultFileURL: URL {
+            #if canImport(Darwin)
+                let directory =
+                    FileManager.default.urls(for: .documentDirectory, in: .userDomainMask).first
+                    ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            #else
+                let directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            #endif
+            return directory.appendingPathComponent("default.realm")
+        }
+
+        private static let defaultStorage = Locked(Configuration())
+
+        /// The configuration `Realm()` uses. Settable, for tests and apps that keep their data elsewhere.
+        public static var defaultConfiguration: Configuration {
+            get { defaultStorage.withLock { $0 } }
+            set { defaultStorage.withLock { $0 = newValue } }
+        }
+
+        /// The registry key and engine configuration.
+        func engineConfiguration() throws(RealmError) -> (String, StorageEngine.Configuration) {
+            if let identifier = inMemoryIdentifier {
+                var configuration = StorageEngine.Configuration.inMemory()
+                configuration.durability = .none
+                configuration.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions.map { Int($0) }
+                return ("memory:" + identifier, configuration)
+            }
+            guard let url = fileURL, url.isFileURL else {
+                throw RealmError(.fileAccess, "The configuration has neither a file URL nor an in-memory identifier.")
+            }
+            let path = url.standardizedFileURL.path
+            var compact: (@Sendable (UInt64, UInt64) -> Bool)?
+            if let user = shouldCompactOnLaunch {
+                compact = { total, used in user(Int(total), Int(used)) }
+            }
+            let configuration = StorageEngine.Configuration(
+                path: path, durability: durability == .full ? .full : .none, readOnly: readOnly,
+                autoCompaction: automaticCompaction ? StorageEngine.AutoCompaction() : nil,
+                shouldCompactOnLaunch: compact,
+                maximumNumberOfActiveVersions: maximumNumberOfActiveVersions.map { Int($0) })
+            return ("file:" + path, configuration)
+        }
+    }
+
+    /// When a commit counts as done.
+    public enum Durability: Sendable {
+        /// The commit is on stable storage (fsync) before it is visible or `write` returns. The default.
+        case full
+        /// The commit is handed to the operating system; a crash of the process loses nothing, a power loss
+        /// may lose the latest commits (never partially). For caches and tests.
+        case none
+    }
+
+    /// What `add` and `create` do when an object with the same primary key exists.
+    public enum UpdatePolicy: Sendable {
+        /// Fail: the write throws `RealmError.primaryKeyExists`.
+        case error
+        /// Update the existing object; only properties whose values differ are written and reported.
+        case modified
+        /// Update the existing object with every property given.
+        case all
+    }
+}

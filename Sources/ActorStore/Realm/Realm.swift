@@ -1,0 +1,399 @@
+import ActorStorePersistence
+import Foundation
+
+/// A realm: an object database on one file, as a Swift actor.
+///
+/// ```swift
+/// let realm = try await Realm()
+/// try await realm.write { realm in
+///     realm.create(Dog.self, value: ["name": "Rex", "age": 1])
+/// }
+/// let count = await realm.read { $0.objects(Dog.self).count }
+/// ```
+///
+/// Live objects, ``Results`` and collections belong to the actor: they can be used only inside it (in a
+/// `write` or `read` closure, or any function isolated to it), and the compiler refuses to let them out.
+/// What crosses actors is frozen (``FrozenRealm``, ``Frozen``, ``FrozenResults``) or a
+/// ``ThreadSafeReference``.
+///
+/// A realm sees one version of the data at a time. Each `write`, `read` and `freeze` call first advances it
+/// to the newest version (Realm's auto-refresh). Any number of `Realm` actors may be open on one file in
+/// a process; they share one storage engine, their writes are serialised (first come, first served), and
+/// reads never wait for writes.
+public actor Realm {
+    /// The configuration the realm was opened with.
+    public nonisolated let configuration: Configuration
+    let context: RealmContext
+    private var transactionWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Opens the realm at ``Configuration/defaultConfiguration``.
+    /// - Throws: ``RealmError`` (`fileAccess`, `alreadyOpen` by another process, `schemaMismatch`,
+    ///   `corrupted`, ...).
+    public init() async throws {
+        try await self.init(configuration: .defaultConfiguration)
+    }
+
+    /// Opens (creating if needed) the realm a configuration describes, recovering from any crash.
+    /// - Throws: ``RealmError`` with a message saying what to do (`fileAccess`, `alreadyOpen` by another
+    ///   process, `schemaMismatch`, `corrupted`, `unsupportedFormat`, ...).
+    public init(configuration: Configuration) async throws {
+        self.configuration = configuration
+        let context = try await RealmContext.open(configuration)
+        self.context = context
+        context.realm = self
+    }
+
+    // MARK: Writes
+
+    /// Runs `block` in a write transaction and commits it; if `block` throws, or an operation inside it
+    /// failed, nothing is committed and the error is thrown.
+    ///
+    /// The block runs isolated to the realm, so live objects can be used freely inside it:
+    /// ```swift
+    /// try await realm.write { realm in
+    ///     let rex = realm.create(Dog.self, value: ["name": "Rex"])
+    ///     rex.age += 1
+    /// }
+    /// ```
+    /// Returns the block's value, which must be `Sendable` (a count, a frozen object) — a live object
+    /// cannot leave the actor.
+    /// - Throws: the block's error, or a ``RealmError`` recorded by an operation (a duplicate primary key,
+    ///   an invalid value) or raised by the commit (`diskFull`, `ioFailure`, `poisoned`).
+    @discardableResult
+    public func write<Result: Sendable>(_ block: @Sendable (isolated Realm) throws -> Result) async throws -> Result {
+        try await performWrite(block)
+    }
+
+    /// Runs `block` in a write transaction and commits it (the form for blocks without a result, such as
+    /// `realm.write { $0.create(Dog.self, value: ["name": "Rex"]) }`, whose value is discarded).
+    public func write(_ block: @Sendable (isolated Realm) throws -> Void) async throws {
+        try await performWrite(block)
+    }
+
+    private func performWrite<Result>(_ block: (isolated Realm) throws -> Result) async throws -> Result {
+        try await beginWrite()
+        let result: Result
+        do {
+            result = try block(self)
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        try await commitWrite()
+        return result
+    }
+
+    /// Whether a write transaction is open on this realm.
+    public var isInWriteTransaction: Bool { context.session != nil }
+
+    /// Starts a write transaction, first waiting for any other writer on the file and advancing to the
+    /// newest version. End it with ``commitWrite()`` or ``cancelWrite()``.
+    ///
+    /// Calling it again from the same task before ending the transaction is a programmer error (it
+    /// stops the program); another task waits for the transaction to end.
+    /// - Throws: `RealmError.readOnly`, `.closed`, `.poisoned`.
+    public func beginWrite() async throws {
+        let task = Self.currentTaskID()
+        while let session = context.session {
+            precondition(
+                session.owner == nil || session.owner != task,
+                "The Realm is already in a write transaction: commit or cancel it before beginning another.")
+            await withCheckedContinuation { transactionWaiters.append($0) }
+        }
+        let transaction: WriteTransaction
+        do {
+            transaction = try await context.engine.beginWrite()
+        } catch {
+            resumeNextWaiter()
+            throw RealmError(error)
+        }
+        if context.session != nil {
+            // Another task began a transaction on this actor while we waited for the engine; queue again.
+            transaction.rollback()
+            try await beginWrite()
+            return
+        }
+        context.session = WriteSession(context: context, transaction: transaction, owner: task)
+        if context.snapshot.version < transaction.state.version { context.invalidateLocations() }
+        context.rebind()
+    }
+
+    /// Commits the open write transaction: when it returns, the changes are durable (per the
+    /// configuration's durability) and visible to every realm on the file.
+    /// - Throws: a ``RealmError`` recorded by an operation of the transaction (then nothing is committed),
+    ///   or one raised by the commit (`diskFull`, `ioFailure`: nothing committed; `poisoned`: reopen).
+    public func commitWrite() async throws {
+        guard let session = context.session else {
+            preconditionFailure("commitWrite() was called without a write transaction: call beginWrite() first.")
+        }
+        context.session = nil
+        context.invalidateLocations()
+        if let failure = session.failure {
+            session.transaction.rollback()
+            context.rebind()
+            resumeNextWaiter()
+            throw failure
+        }
+        do {
+            try await session.transaction.commit()
+        } catch {
+            context.rebind()
+            resumeNextWaiter()
+            throw RealmError(error)
+        }
+        if let newer = try? context.engine.snapshot(), newer.version >= context.snapshot.version {
+            context.adopt(newer)
+        }
+        context.rebind()
+        resumeNextWaiter()
+    }
+
+    /// Discards everything the open write transaction did. Objects it added become invalidated.
+    public func cancelWrite() {
+        guard let session = context.session else {
+            preconditionFailure("cancelWrite() was called without a write transaction: call beginWrite() first.")
+        }
+        context.session = nil
+        session.transaction.rollback()
+        context.invalidateLocations()
+        context.rebind()
+        resumeNextWaiter()
+    }
+
+    private func resumeNextWaiter() {
+        if !transactionWaiters.isEmpty { transactionWaiters.removeFirst().resume() }
+    }
+
+    private static func currentTaskID() -> Int? {
+        withUnsafeCurrentTask { $0?.hashValue }
+    }
+
+    // MARK: Adding, creating, deleting
+
+    /// Adds an unmanaged object — and the unmanaged objects it links to — to the realm inside the open
+    /// write transaction. The object becomes managed: later changes to it are persisted.
+    ///
+    /// With `update: .modified` or `.all`, an object whose primary key exists updates the stored one
+    /// instead (and becomes that object). A failure (a duplicate primary key with `.error`) makes the
+    /// enclosing `write` throw and commit nothing.
+    public func add(_ object: ObjectBase, update: UpdatePolicy = .error) {
+        addInTransaction(object, update: update)
+    }
+
+    private func addInTransaction(_ object: ObjectBase, update: UpdatePolicy) {
+        let session = context.requireWriteSession(for: "add objects")
+        guard !(object is EmbeddedObject) || object.isManaged else {
+            return session.fail(
+                RealmError(
+                    .invalidObject,
+                    "Embedded objects cannot be added on their own: assign the \(type(of: object)) to a property of "
+                        + "its parent."))
+        }
+        session.add(object, update: update)
+    }
+
+    /// Adds an unmanaged object in a write transaction of its own (or the open one). `sending`: the caller
+    /// gives the object away — the compiler rejects any later use of it there.
+    /// ```swift
+    /// let fido = Dog()
+    /// fido.name = "Fido"
+    /// try await realm.add(fido)
+    /// ```
+    public func add(_ object: sending ObjectBase, update: UpdatePolicy = .error) async throws {
+        if isInWriteTransaction { return addInTransaction(object, update: update) }
+        try await beginWrite()
+        addInTransaction(object, update: update)
+        try await commitWrite()
+    }
+
+    /// Adds each object of a sequence (see ``add(_:update:)-(ObjectBase,_)``).
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: ObjectBase {
+        for object in objects { add(object, update: update) }
+    }
+
+    /// Creates an object from a dictionary (`["name": "Rex"]`), an array of values in property declaration
+    /// order (`["Rex", 3]`), or another object of the class, inside the open write transaction; nested
+    /// dictionaries and arrays create linked objects.
+    ///
+    /// Missing properties take their default values. With a primary key and `update: .modified` (or
+    /// `.all`), an existing object is updated with only the values given; `nil` (or `NSNull()`) clears an
+    /// optional property. A value that does not fit makes the enclosing `write` throw
+    /// `RealmError.invalidValue` and commit nothing.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+        let session = context.requireWriteSession(for: "create objects")
+        if let object = session.create(type, value: value, update: update) as? T { return object }
+        return T()
+    }
+
+    /// Deletes a managed object; links to it become nil and it leaves every list. Embedded objects it owns
+    /// are deleted with it.
+    public func delete(_ object: ObjectBase) {
+        context.requireWriteSession(for: "delete objects").delete(object)
+    }
+
+    /// Deletes each object of a sequence.
+    public func delete<S: Sequence>(_ objects: S) where S.Element: ObjectBase {
+        let session = context.requireWriteSession(for: "delete objects")
+        for object in Array(objects) { session.delete(object) }
+    }
+
+    /// Deletes every object of a `Results` (as it is when the call starts).
+    public func delete<T: Object>(_ results: Results<T>) {
+        let session = context.requireWriteSession(for: "delete objects")
+        for object in Array(results) { session.delete(object) }
+    }
+
+    /// Deletes every object in the realm. The schema stays.
+    public func deleteAll() {
+        context.requireWriteSession(for: "delete objects").deleteAll()
+    }
+
+    // MARK: Reading
+
+    /// Runs `block` on the newest version and returns its `Sendable` value.
+    /// ```swift
+    /// let names = await realm.read { $0.objects(Dog.self).map(\.name) }
+    /// ```
+    public func read<Result: Sendable>(_ block: @Sendable (isolated Realm) throws -> Result) rethrows -> Result {
+        context.refresh()
+        return try block(self)
+    }
+
+    /// All objects of a class, as a lazy, live ``Results``.
+    public func objects<T: Object>(_ type: T.Type) -> Results<T> {
+        Results(context: context)
+    }
+
+    /// The object of a class with a primary key value, or nil.
+    public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: Any?) -> T? {
+        let info = context.info(for: type)
+        guard let primaryKey = info.primaryKey, let binding = context.binding(for: type) else {
+            precondition(
+                info.primaryKey != nil,
+                "object(ofType:forPrimaryKey:) needs a primary key, and \(info.className) has none: declare one "
+                    + "with @Persisted(primaryKey: true).")
+            return nil
+        }
+        guard let converted = primaryKey.accessor.fromAny(key ?? NSNull()) else { return nil }
+        let value = primaryKey.accessor.encode(converted, _Encoder(session: nil))
+        guard let objectKey = context.withStore({ $0.object(binding.tableID, primaryKey: value) }) else { return nil }
+        return context.object(type, key: objectKey)
+    }
+
+    /// Advances to the newest version. Returns whether there was a newer one. Inside a write transaction
+    /// it does nothing (a write always starts from the newest version).
+    @discardableResult
+    public func refresh() -> Bool { context.refresh() }
+
+    /// Releases the version the realm holds until the next read or write; live objects are re-read then.
+    /// Inside a write transaction, cancels it (as Realm).
+    public func invalidate() {
+        if isInWriteTransaction { cancelWrite() }
+        context.refresh()
+    }
+
+    /// Whether the realm has no objects.
+    public var isEmpty: Bool {
+        context.withStore { store in store.state.tableIDs.values.allSatisfy { store.count($0) == 0 } }
+    }
+
+    /// The version the realm currently sees (increases with each commit to the file).
+    public var version: UInt64 { context.version.rawValue }
+
+    // MARK: Freezing and references
+
+    /// An immutable, `Sendable` snapshot of the newest version. O(1). It pins its version (see
+    /// ``statistics``) until the last frozen value made from it is released.
+    ///
+    /// Inside a write transaction it freezes the version the transaction started from.
+    public func freeze() -> FrozenRealm {
+        context.refresh()
+        return FrozenRealm(FrozenContext(context))
+    }
+
+    // MARK: Files
+
+    /// Size and version information about the realm's file.
+    public var statistics: Statistics {
+        let stats = context.engine.statistics
+        return Statistics(
+            fileSize: Int(stats.totalBytes), usedBytes: Int(stats.liveBytes), version: stats.version.rawValue,
+            pinnedVersions: stats.pinnedVersions, oldestPinnedVersion: stats.oldestPinnedVersion?.rawValue)
+    }
+
+    /// Rewrites the file without dead space. Writers wait only for the final switch-over.
+    /// - Throws: `RealmError.readOnly`, `.diskFull`, `.ioFailure`.
+    public func compact() async throws {
+        do {
+            try await context.engine.compact()
+        } catch {
+            throw RealmError(error)
+        }
+    }
+
+    /// Writes a compacted copy of the realm's newest version to a new file.
+    /// - Throws: `RealmError.fileExists` if something is already at `url`; `.diskFull`, `.fileAccess`.
+    public func writeCopy(toFile url: URL) async throws {
+        guard context.configuration.inMemoryIdentifier == nil else {
+            throw RealmError(.fileAccess, "An in-memory realm cannot be copied to a file yet.")
+        }
+        do {
+            try await context.engine.writeCopy(to: url.standardizedFileURL.path)
+        } catch {
+            throw RealmError(error)
+        }
+    }
+
+    /// File size, bytes in use, and pinned versions.
+    public struct Statistics: Sendable, Equatable {
+        /// Bytes of the file.
+        public var fileSize: Int
+        /// Bytes the newest version needs (what compaction would leave).
+        public var usedBytes: Int
+        /// The newest version of the file.
+        public var version: UInt64
+        /// How many versions frozen values, snapshots and references keep alive.
+        public var pinnedVersions: Int
+        /// The oldest of them, if any.
+        public var oldestPinnedVersion: UInt64?
+    }
+
+    /// Whether the file of a configuration exists.
+    public static func fileExists(for configuration: Configuration) -> Bool {
+        guard let url = configuration.fileURL else { return false }
+        return FileManager.default.fileExists(atPath: url.standardizedFileURL.path)
+    }
+
+    /// Deletes the file of a configuration and its auxiliary files.
+    /// - Returns: whether a file existed.
+    /// - Throws: `RealmError.alreadyOpen` while any `Realm` of this process has it open; `.fileAccess`.
+    @discardableResult
+    public static func deleteFiles(for configuration: Configuration) throws -> Bool {
+        guard let url = configuration.fileURL else { return false }
+        let path = url.standardizedFileURL.path
+        guard !EngineRegistry.isOpen("file:" + path) else {
+            throw RealmError(
+                .alreadyOpen,
+                "The realm at '\(path)' is open in this process: release every Realm on it before deleting its files.")
+        }
+        let existed = FileManager.default.fileExists(atPath: path)
+        try removeFiles(at: url)
+        return existed
+    }
+
+    static func removeFiles(at url: URL) throws(RealmError) {
+        let path = url.standardizedFileURL.path
+        for suffix in ["", ".creating", ".compacting"] {
+            let file = path + suffix
+            guard FileManager.default.fileExists(atPath: file) else { continue }
+            do {
+                try FileManager.default.removeItem(atPath: file)
+            } catch {
+                throw RealmError(
+                    .fileAccess, "Could not delete '\(file)': \(error.localizedDescription)",
+                    underlyingError: error as NSError)
+            }
+        }
+    }
+}

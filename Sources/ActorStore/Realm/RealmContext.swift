@@ -1,0 +1,255 @@
+import ActorStorePersistence
+import Foundation
+
+/// The state behind one ``Realm`` actor that its live objects read through: the version it sees, the
+/// open write transaction, and how its classes map to the file's tables.
+///
+/// Not `Sendable`, on purpose: the actor owns it, and live objects, results and collections (which are
+/// not `Sendable` either) refer to it. Region-based isolation keeps all of them inside the actor, so every
+/// access happens on the actor's executor and needs no lock.
+final class RealmContext {
+    let engine: StorageEngine
+    /// The registry key of the file (its standardized path, or the in-memory identifier).
+    let fileKey: String
+    let configuration: Realm.Configuration
+    /// Nil: any class may be used (tables are created on first write). Otherwise the allowed classes.
+    let restrictedTypes: Set<ObjectIdentifier>?
+    /// Classes this realm knows (validated), in the order they became known.
+    private(set) var classes: [ObjectSchemaInfo]
+    private(set) var bindings: SchemaBindings
+    private(set) var snapshot: Snapshot
+    var session: WriteSession?
+    /// Bumped whenever rows may have moved (a new version, any write): cached row locations are then stale.
+    private(set) var stamp: UInt64 = 1
+    weak var realm: Realm?
+
+    private init(
+        engine: StorageEngine, fileKey: String, configuration: Realm.Configuration, classes: [ObjectSchemaInfo],
+        snapshot: Snapshot
+    ) {
+        self.engine = engine
+        self.fileKey = fileKey
+        self.configuration = configuration
+        self.restrictedTypes = configuration.objectTypes.map { Set($0.map { ObjectIdentifier($0) }) }
+        self.classes = classes
+        self.snapshot = snapshot
+        self.bindings = SchemaBindings(classes: classes, store: snapshot)
+    }
+
+    deinit {
+        session?.transaction.rollback()
+        EngineRegistry.release(fileKey)
+    }
+
+    var fileID: String { fileKey }
+
+    // MARK: Opening
+
+    static func open(_ configuration: Realm.Configuration) async throws(RealmError) -> RealmContext {
+        let classes = try SchemaCheck.classes(for: configuration)
+        var deleted = false
+        while true {
+            let (key, engineConfiguration) = try configuration.engineConfiguration()
+            let engine = try await EngineRegistry.acquire(key) { () async throws(StorageError) in
+                try await StorageEngine.open(engineConfiguration)
+            }
+            let snapshot: Snapshot
+            do {
+                snapshot = try engine.snapshot()
+            } catch {
+                EngineRegistry.release(key)
+                throw RealmError(error)
+            }
+            let context = RealmContext(
+                engine: engine, fileKey: key, configuration: configuration, classes: classes, snapshot: snapshot)
+            do {
+                try await context.prepareSchema()
+                return context
+            } catch let error
+                where error.code == .schemaMismatch && configuration.deleteRealmIfMigrationNeeded
+                && !deleted && !configuration.readOnly
+            {
+                let url = configuration.fileURL
+                _ = consume context
+                deleted = true
+                guard let url, !EngineRegistry.isOpen(key) else { throw error }
+                try Realm.removeFiles(at: url)
+            }
+        }
+    }
+
+    /// Checks the stored schema against the classes and creates missing tables.
+    private func prepareSchema() async throws(RealmError) {
+        let storedVersion = snapshot.schemaVersion
+        let hasTables = !snapshot.state.tableIDs.isEmpty
+        if hasTables, storedVersion > configuration.schemaVersion {
+            throw RealmError(
+                .schemaMismatch,
+                "The file has schema version \(storedVersion), newer than the configuration's "
+                    + "\(configuration.schemaVersion). Open it with schemaVersion \(storedVersion) or later.")
+        }
+        let differences = SchemaCheck.differences(classes, snapshot)
+        if !differences.isEmpty {
+            throw RealmError(
+                .schemaMismatch,
+                "The model classes do not match the schema stored in the file: "
+                    + differences.joined(separator: "; ")
+                    + ". ActorStore cannot migrate existing tables yet: set deleteRealmIfMigrationNeeded = true "
+                    + "(this deletes the data), or open the file with the previous model classes.")
+        }
+        let missing = classes.filter { snapshot.tableID(named: $0.className) == nil }
+        let versionBump = hasTables && storedVersion < configuration.schemaVersion
+        guard !configuration.readOnly, !missing.isEmpty || versionBump || !hasTables else { return }
+        do throws(StorageError) {
+            let txn = try await engine.beginWrite()
+            let existing = txn.state.schema
+            let new = missing.filter { txn.tableID(named: $0.className) == nil }.map(\.tableSchema)
+            try txn.setSchema(existing + new, version: max(configuration.schemaVersion, txn.schemaVersion))
+            try await txn.commit()
+            snapshot = try engine.snapshot()
+        } catch {
+            throw RealmError(error)
+        }
+        rebind()
+    }
+
+    // MARK: Versions
+
+    /// The store the realm currently reads: the open write transaction, or the snapshot.
+    @inline(__always) func withStore<R>(_ body: (any ReadableStore) -> R) -> R {
+        if let session { return body(session.transaction) }
+        return body(snapshot)
+    }
+
+    /// The version the realm sees (a write transaction sees the version it is building).
+    var version: Version { session?.transaction.version ?? snapshot.version }
+
+    /// Advances to the newest version. Does nothing inside a write transaction.
+    /// - Returns: whether the version changed.
+    @discardableResult
+    func refresh() -> Bool {
+        guard session == nil, engine.latestVersion > snapshot.version, let newer = try? engine.snapshot() else {
+            return false
+        }
+        adopt(newer)
+        return true
+    }
+
+    func adopt(_ newer: Snapshot) {
+        snapshot = newer
+        invalidateLocations()
+        if classes.contains(where: { bindings.byClass[ObjectIdentifier($0.type)] == nil })
+            || newer.state.tableIDs.count != bindings.byName.count
+        {
+            rebind()
+        }
+    }
+
+    func invalidateLocations() { stamp &+= 1 }
+
+    func rebind() {
+        withStore { store in bindings = SchemaBindings(classes: classes, store: store) }
+    }
+
+    // MARK: Classes
+
+    /// The schema of `type` for this realm, registering it if the realm allows any class.
+    func info(for type: ObjectBase.Type) -> ObjectSchemaInfo {
+        if let binding = bindings.binding(for: type) { return binding.info }
+        let info = ClassRegistry.info(for: type)
+        if let restrictedTypes {
+            precondition(
+                restrictedTypes.contains(ObjectIdentifier(type)),
+                "Object type '\(info.className)' is not managed by this Realm: add it to Configuration.objectTypes.")
+        }
+        if !classes.contains(where: { $0 === info }) {
+            let added = SchemaCheck.closure(of: [info]).filter { new in !classes.contains { $0 === new } }
+            classes += added
+        }
+        return info
+    }
+
+    /// Problems with `info` (or the classes it links to) that make it unusable; empty when fine.
+    func problems(of info: ObjectSchemaInfo) -> [String] {
+        SchemaCheck.problems(SchemaCheck.closure(of: [info]), restrictedTo: configuration.objectTypes)
+    }
+
+    func binding(for type: ObjectBase.Type) -> TableBinding? {
+        if let binding = bindings.binding(for: type) { return binding }
+        _ = info(for: type)
+        return bindings.binding(for: type)
+    }
+
+    // MARK: Objects
+
+    /// A new managed instance of the class of `binding` for row `key`.
+    func makeObject(_ binding: TableBinding, _ key: ObjectKey, location: RowLocation? = nil) -> ObjectBase {
+        let stack = ConstructionStack.current
+        let previous = stack.managedConstruction
+        stack.managedConstruction = true
+        let object = binding.info.type.init()
+        stack.managedConstruction = previous
+        object._managed = ManagedState(
+            context: self, table: binding, key: key, location: location ?? RowLocation(offset: 0, length: 0),
+            stamp: location == nil ? 0 : stamp)
+        return object
+    }
+
+    /// The object `key` of class `type`, or nil if it does not exist in the current version.
+    func object<T: ObjectBase>(_ type: T.Type, key: ObjectKey) -> T? {
+        guard let binding = binding(for: type),
+            let location = withStore({ $0.state.tables[binding.tableID]?.rows.value(forKey: key) })
+        else { return nil }
+        return makeObject(binding, key, location: location) as? T
+    }
+
+    func location(_ table: TableID, _ key: ObjectKey) -> RowLocation? {
+        withStore { $0.state.tables[table]?.rows.value(forKey: key) }
+    }
+
+    /// Whether a managed object still exists in the current version.
+    func exists(_ object: ObjectBase) -> Bool {
+        guard let managed = object._managed else { return false }
+        if managed.context !== self { return managed.context.exists(object) }
+        if managed.stamp == stamp { return true }
+        return location(managed.table.tableID, managed.key) != nil
+    }
+
+    /// One stored column of a managed object. Reading an object that no longer exists stops the program,
+    /// as in Realm: check ``ObjectBase/isInvalidated`` when it may have been deleted.
+    func value(of object: ObjectBase, column: Int) -> Value {
+        guard column >= 0, var managed = object._managed else { return .null }
+        if managed.stamp != stamp {
+            guard let location = location(managed.table.tableID, managed.key) else {
+                preconditionFailure(
+                    "Object has been deleted or invalidated: this \(managed.table.info.className) was deleted (or "
+                        + "its write transaction was cancelled). Check isInvalidated before reading it.")
+            }
+            managed.location = location
+            managed.stamp = stamp
+            object._managed = managed
+        }
+        let type = managed.table.types[column]
+        let location = managed.location
+        // A row was checksummed when the file was opened or written; a decoding failure here means the
+        // mapped file was changed behind the engine's back. Reads cannot throw, so it reads as null.
+        return withStore { store in
+            (try? store.withRowBytes(at: location) { (row) throws(StorageError) in
+                try row.value(at: column, type: type)
+            }) ?? .null
+        }
+    }
+
+    // MARK: Writes
+
+    /// The open write session; stops the program (a programmer error, as in Realm) when there is none.
+    func requireWriteSession(for action: String) -> WriteSession {
+        guard let session else {
+            preconditionFailure(
+                "Cannot \(action) outside of a write transaction: wrap the change in `try await realm.write { … }`.")
+        }
+        return session
+    }
+
+    func recordFailure(_ error: RealmError) { session?.fail(error) }
+}

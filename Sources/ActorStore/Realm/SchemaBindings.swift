@@ -1,0 +1,50 @@
+import ActorStorePersistence
+
+/// Where one model class lives in one file: its table and the column of each property. Immutable.
+final class TableBinding: Sendable {
+    let info: ObjectSchemaInfo
+    let tableID: TableID
+    /// Column index by property ordinal; -1 for `LinkingObjects`.
+    let columns: [Int]
+    /// Column types by column index.
+    let types: [ColumnType]
+    let columnCount: Int
+    /// Columns that link to embedded objects (their targets are owned and deleted with the row).
+    let embeddedLinkColumns: [Int]
+
+    init(info: ObjectSchemaInfo, tableID: TableID, stored: TableSchema) {
+        self.info = info
+        self.tableID = tableID
+        self.columns = info.properties.map { property in
+            property.kind.isLinkingObjects ? -1 : (stored.columnIndex(named: property.name) ?? -1)
+        }
+        self.types = stored.columns.map(\.type)
+        self.columnCount = stored.columns.count
+        self.embeddedLinkColumns = info.storedProperties.compactMap { property in
+            guard let target = property.kind.linkTarget, target is EmbeddedObject.Type else { return nil }
+            return stored.columnIndex(named: property.name)
+        }
+    }
+}
+
+/// The classes of one realm mapped to the tables of its file, as of one schema. Immutable; a realm
+/// replaces its bindings when tables are added.
+final class SchemaBindings: Sendable {
+    let byClass: [ObjectIdentifier: TableBinding]
+    let byName: [String: TableBinding]
+
+    init(classes: [ObjectSchemaInfo], store: some ReadableStore) {
+        var byClass: [ObjectIdentifier: TableBinding] = [:]
+        var byName: [String: TableBinding] = [:]
+        for info in classes {
+            guard let id = store.tableID(named: info.className), let schema = store.tableSchema(id) else { continue }
+            let binding = TableBinding(info: info, tableID: id, stored: schema)
+            byClass[ObjectIdentifier(info.type)] = binding
+            byName[info.className] = binding
+        }
+        self.byClass = byClass
+        self.byName = byName
+    }
+
+    func binding(for type: ObjectBase.Type) -> TableBinding? { byClass[ObjectIdentifier(type)] }
+}

@@ -1,0 +1,316 @@
+import ActorStorePersistence
+
+/// One write transaction of a ``Realm``: adds, creates, updates and deletes objects on the engine's
+/// transaction, and remembers the first failure.
+///
+/// Realm's mutating calls (`add`, `create`, property setters) do not throw, so a failure inside a
+/// transaction (a duplicate primary key, a value that does not fit, a full disk while building the
+/// record) is recorded here; later operations of the transaction are skipped, and `write` /
+/// `commitWrite` roll the whole transaction back and throw it. Nothing of a failed transaction is ever
+/// committed.
+final class WriteSession {
+    unowned let context: RealmContext
+    let transaction: WriteTransaction
+    /// The task that began the transaction (to tell a nested `beginWrite` from a concurrent one).
+    let owner: Int?
+    private(set) var failure: RealmError?
+
+    private var adding = Set<ObjectIdentifier>()
+    private var addDepth = 0
+    private var encoding: [(object: ObjectBase, property: PropertyInfo, slot: Any)] = []
+    private var fixups: [(object: ObjectBase, property: PropertyInfo, slot: Any)] = []
+    private var policy = Realm.UpdatePolicy.error
+
+    init(context: RealmContext, transaction: WriteTransaction, owner: Int?) {
+        self.context = context
+        self.transaction = transaction
+        self.owner = owner
+    }
+
+    func fail(_ error: RealmError) {
+        if failure == nil { failure = error }
+    }
+
+    /// Runs one engine operation; a failure is recorded. Row locations are stale afterwards.
+    private func run<T>(_ operation: () throws(StorageError) -> T) -> T? {
+        defer { context.invalidateLocations() }
+        do throws(StorageError) {
+            return try operation()
+        } catch {
+            fail(RealmError(error))
+            return nil
+        }
+    }
+
+    // MARK: Tables
+
+    /// The binding of `info`'s class, creating its table (and those of classes it links to) if needed.
+    func binding(for info: ObjectSchemaInfo) -> TableBinding? {
+        if let binding = context.bindings.binding(for: info.type) { return binding }
+        let problems = context.problems(of: info)
+        guard problems.isEmpty else {
+            fail(RealmError(.schemaMismatch, "\(info.className) cannot be stored: " + problems.joined(separator: " ")))
+            return nil
+        }
+        let new = SchemaCheck.closure(of: [info]).filter { transaction.tableID(named: $0.className) == nil }
+        let differences = SchemaCheck.differences(SchemaCheck.closure(of: [info]), transaction)
+        guard differences.isEmpty else {
+            fail(
+                RealmError(
+                    .schemaMismatch,
+                    "\(info.className) does not match the stored schema: " + differences.joined(separator: "; ")))
+            return nil
+        }
+        if !new.isEmpty {
+            let schema = transaction.state.schema + new.map(\.tableSchema)
+            guard run({ () throws(StorageError) in try transaction.setSchema(schema) }) != nil else { return nil }
+        }
+        context.rebind()
+        return context.bindings.binding(for: info.type)
+    }
+
+    // MARK: Adding
+
+    /// Adds `object` (and the unmanaged objects it links to); it becomes managed. Returns its key.
+    @discardableResult
+    func add(_ object: ObjectBase, update: Realm.UpdatePolicy) -> ObjectKey? {
+        let saved = policy
+        policy = update
+        addDepth += 1
+        defer {
+            addDepth -= 1
+            policy = saved
+            if addDepth == 0 { applyFixups() }
+        }
+        return insert(object)
+    }
+
+    /// The key to store for a link to `object`, adding it first if it is unmanaged.
+    func key(for object: ObjectBase) -> ObjectKey? {
+        if let managed = object._managed {
+            guard managed.context === context || managed.context.fileKey == context.fileKey else {
+                fail(
+                    RealmError(
+                        .invalidObject,
+                        "A \(managed.table.info.className) managed by another realm file cannot be linked to: copy it "
+                            + "with create(_:value:update:)."))
+                return nil
+            }
+            return managed.key
+        }
+        if adding.contains(ObjectIdentifier(object)), let current = encoding.last {
+            fixups.append(current)  // a cycle: link it once the target has its key
+            return nil
+        }
+        addDepth += 1
+        defer {
+            addDepth -= 1
+            if addDepth == 0 { applyFixups() }
+        }
+        return insert(object)
+    }
+
+    private func insert(_ object: ObjectBase) -> ObjectKey? {
+        guard failure == nil else { return nil }
+        if object._managed != nil { return key(for: object) }
+        let info = context.info(for: type(of: object))
+        guard let binding = binding(for: info) else { return nil }
+        let id = ObjectIdentifier(object)
+        adding.insert(id)
+        let slots = object._slots
+        var row = [Value](repeating: .null, count: binding.columnCount)
+        for property in info.storedProperties {
+            let before = fixups.count
+            encoding.append((object, property, slots[property.ordinal]))
+            var value = property.accessor.encode(slots[property.ordinal], _Encoder(session: self))
+            encoding.removeLast()
+            if fixups.count > before { value = property.stableDefault ?? .null }
+            row[binding.columns[property.ordinal]] = value
+        }
+        adding.remove(id)
+        guard failure == nil, let key = upsert(binding, row, given: nil) else { return nil }
+        object._managed = ManagedState(
+            context: context, table: binding, key: key, location: RowLocation(offset: 0, length: 0), stamp: 0)
+        object._slots = []
+        return key
+    }
+
+    private func applyFixups() {
+        while let fixup = fixups.popLast() {
+            guard failure == nil else { return }
+            let value = fixup.property.accessor.encode(fixup.slot, _Encoder(session: self))
+            update(fixup.object, ordinal: fixup.property.ordinal, value: value)
+        }
+    }
+
+    /// Inserts `row`, or updates the object with the same primary key (per the update policy).
+    /// - Parameter given: for a partial update (`create` with a dictionary), the columns to update.
+    private func upsert(_ binding: TableBinding, _ row: [Value], given: Set<Int>?) -> ObjectKey? {
+        if let primaryKey = binding.info.primaryKey {
+            let column = binding.columns[primaryKey.ordinal]
+            if let existing = transaction.object(binding.tableID, primaryKey: row[column]) {
+                guard policy != .error else {
+                    fail(
+                        RealmError(
+                            .primaryKeyExists,
+                            "A \(binding.info.className) with primary key \(row[column]) already exists: pass "
+                                + "update: .modified (or .all) to update it, or use another key."))
+                    return nil
+                }
+                let columns = (0..<binding.columnCount).filter { $0 != column && (given?.contains($0) ?? true) }
+                updateRow(binding, existing, columns.map { ($0, row[$0]) })
+                return existing
+            }
+        }
+        return run { () throws(StorageError) in try transaction.insert(binding.tableID, row) }
+    }
+
+    // MARK: Creating
+
+    /// Creates (or, with a primary key and an update policy, updates) an object from a dictionary, an array
+    /// in declaration order, or an object of the same class. Returns nil on failure (recorded).
+    func create(_ type: ObjectBase.Type, value: Any, update: Realm.UpdatePolicy) -> ObjectBase? {
+        guard failure == nil else { return nil }
+        let info = context.info(for: type)
+        if info.isEmbedded {
+            fail(
+                RealmError(
+                    .invalidObject,
+                    "Embedded objects cannot be created on their own: assign a \(info.className) to a property of "
+                        + "its parent instead."))
+            return nil
+        }
+        guard let binding = binding(for: info) else { return nil }
+        let saved = policy
+        policy = update
+        addDepth += 1
+        defer {
+            addDepth -= 1
+            policy = saved
+            if addDepth == 0 { applyFixups() }
+        }
+        var given: [Int: Value] = [:]
+        var wrongType: [String] = []
+        let rejected = info.forEachGivenValue(in: value) { property, any in
+            guard let converted = property.accessor.fromAny(any) else {
+                wrongType.append(
+                    "'\(property.name)' expects \(property.kind.swiftType), got \(Swift.type(of: any)) \(any)")
+                return false
+            }
+            given[binding.columns[property.ordinal]] = property.accessor.encode(converted, _Encoder(session: self))
+            return true
+        }
+        if !rejected.isEmpty {
+            let unknown = rejected.filter { name in !wrongType.contains { $0.hasPrefix("'\(name)'") } }
+            let details = wrongType + unknown.map { "'\($0)' is not a property of \(info.className)" }
+            fail(
+                RealmError(
+                    .invalidValue, "create(\(info.className).self, value:) failed: " + details.joined(separator: "; ")))
+            return nil
+        }
+        var row = [Value](repeating: .null, count: binding.columnCount)
+        var fresh: ObjectBase?
+        for property in info.storedProperties {
+            let column = binding.columns[property.ordinal]
+            if let value = given[column] {
+                row[column] = value
+            } else if let stable = property.stableDefault {
+                row[column] = stable
+            } else {
+                let instance = fresh ?? info.type.init()
+                fresh = instance
+                row[column] = property.accessor.encode(instance._slots[property.ordinal], _Encoder(session: self))
+            }
+        }
+        guard failure == nil,
+            let key = upsert(binding, row, given: update == .error ? nil : Set(given.keys))
+        else { return nil }
+        return context.makeObject(binding, key)
+    }
+
+    // MARK: Updating and deleting
+
+    /// Sets one property of a managed object.
+    func update(_ object: ObjectBase, ordinal: Int, value: Value) {
+        guard failure == nil, let managed = object._managed else { return }
+        guard managed.context === context else {
+            fail(RealmError(.invalidObject, "This \(managed.table.info.className) belongs to another Realm actor."))
+            return
+        }
+        updateRow(managed.table, managed.key, [(managed.table.columns[ordinal], value)])
+    }
+
+    /// Updates columns of a row; embedded objects no longer referenced by it are deleted.
+    private func updateRow(_ binding: TableBinding, _ key: ObjectKey, _ columns: [(column: Int, value: Value)]) {
+        let owned = binding.embeddedLinkColumns.filter { c in columns.contains { $0.column == c } }
+        let before = owned.isEmpty ? [] : embeddedChildren(binding, key, columns: owned)
+        guard run({ () throws(StorageError) in try transaction.update(binding.tableID, key, columns) }) != nil
+        else { return }
+        guard !before.isEmpty else { return }
+        let after = Set(embeddedChildren(binding, key, columns: owned).map(\.key))
+        for child in before where !after.contains(child.key) { deleteRow(child.binding, child.key) }
+    }
+
+    /// The embedded objects row `key` owns through `columns`.
+    private func embeddedChildren(
+        _ binding: TableBinding, _ key: ObjectKey, columns: [Int]
+    ) -> [(binding: TableBinding, key: ObjectKey)] {
+        var children: [(TableBinding, ObjectKey)] = []
+        for column in columns {
+            guard let ordinal = binding.columns.firstIndex(of: column),
+                let target = binding.info.properties[ordinal].kind.linkTarget,
+                let targetBinding = context.bindings.binding(for: target),
+                let value = try? transaction.value(binding.tableID, key, column: column)
+            else { continue }
+            switch value {
+            case .link(let child): children.append((targetBinding, child))
+            case .list(let items), .set(let items):
+                for case .link(let child) in items { children.append((targetBinding, child)) }
+            case .map(let entries):
+                for case .link(let child) in entries.map(\.value) { children.append((targetBinding, child)) }
+            default: break
+            }
+        }
+        return children
+    }
+
+    /// Deletes a managed object (and the embedded objects it owns).
+    func delete(_ object: ObjectBase) {
+        guard failure == nil else { return }
+        guard let managed = object._managed, managed.context === context else {
+            fail(
+                RealmError(
+                    .invalidObject,
+                    object._managed == nil
+                        ? "Can only delete an object from the Realm it belongs to: this one is unmanaged."
+                        : "Can only delete an object from the Realm it belongs to."))
+            return
+        }
+        guard transaction.contains(managed.table.tableID, managed.key) else {
+            fail(
+                RealmError(
+                    .invalidObject,
+                    "This \(managed.table.info.className) was already deleted; check isInvalidated before deleting."))
+            return
+        }
+        deleteRow(managed.table, managed.key)
+    }
+
+    private func deleteRow(_ binding: TableBinding, _ key: ObjectKey) {
+        let children =
+            binding.embeddedLinkColumns.isEmpty
+            ? [] : embeddedChildren(binding, key, columns: binding.embeddedLinkColumns)
+        guard run({ () throws(StorageError) in try transaction.delete(binding.tableID, key) }) != nil else { return }
+        for child in children where transaction.contains(child.binding.tableID, child.key) {
+            deleteRow(child.binding, child.key)
+        }
+    }
+
+    /// Deletes every object of every class.
+    func deleteAll() {
+        for table in transaction.state.tableIDs.values.sorted() {
+            guard failure == nil else { return }
+            _ = run { () throws(StorageError) in try transaction.deleteAll(table) }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import ActorStore
+import Foundation
+
+// Models shared by the ActorStore tests. Kept at file scope (Realm model classes are global types).
+
+final class Dog: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var owner: Person?
+    @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
+}
+
+final class Person: Object {
+    @Persisted var name = ""
+    @Persisted var birthdate = Date(timeIntervalSince1970: 1)
+    @Persisted var dogs: List<Dog>
+    @Persisted var address: Address?
+    @Persisted var nicknames: List<String>
+    @Persisted var tags: MutableSet<String>
+    @Persisted var scores: Map<String, Int>
+}
+
+final class Address: EmbeddedObject {
+    @Persisted var street = ""
+    @Persisted var city = ""
+}
+
+final class Book: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var title = ""
+    @Persisted var price = 0.0
+    @Persisted var subtitle: String?
+}
+
+enum Taste: String, PersistableEnum {
+    case sweet, sour, bitter
+}
+
+final class AllTypes: Object {
+    @Persisted(primaryKey: true) var id = UUID()
+    @Persisted var bool = false
+    @Persisted var int = 0
+    @Persisted var int8: Int8 = 0
+    @Persisted var int16: Int16 = 0
+    @Persisted var int32: Int32 = 0
+    @Persisted var int64: Int64 = 0
+    @Persisted var float: Float = 0
+    @Persisted var double = 0.0
+    @Persisted var string = ""
+    @Persisted var data = Data()
+    @Persisted var date = Date(timeIntervalSince1970: 0)
+    @Persisted var uuid = UUID()
+    @Persisted var objectId = ObjectId.generate()
+    @Persisted var decimal = Decimal128(0)
+    @Persisted var taste = Taste.sweet
+    @Persisted var optionalInt: Int?
+    @Persisted var optionalString: String?
+    @Persisted var optionalDate: Date?
+    @Persisted var optionalTaste: Taste?
+    @Persisted(indexed: true) var indexedName = ""
+    var ignored = 42
+}
+
+final class Account: Object {
+    @Persisted(primaryKey: true) var number = 0
+    @Persisted var balance = 0
+}
+
+/// A unique file URL in a fresh temporary directory.
+func temporaryRealmURL(_ name: String = "test.realm") -> URL {
+    let directory = URL(fileURLWithPath: NSTemporaryDirectory())
+        .appendingPathComponent("actorstore-tests-" + UUID().uuidString)
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent(name)
+}
+
+/// A configuration on a fresh temporary file.
+func testConfiguration(_ types: [ObjectBase.Type]? = nil, durability: Realm.Durability = .none) -> Realm.Configuration {
+    var configuration = Realm.Configuration(fileURL: temporaryRealmURL())
+    configuration.objectTypes = types
+    configuration.durability = durability
+    return configuration
+}
