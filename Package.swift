@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ActorStore", targets: ["ActorStore"]),
         .executable(name: "actorstore-demo", targets: ["ActorStoreDemo"]),
         .executable(name: "engine-bench", targets: ["EngineBenchmark"]),
+        .executable(name: "object-bench", targets: ["ObjectBenchmark"]),
     ],
     targets: [
         // The storage engine: log-structured file, persistent indexes, MVCC, group commit, compaction.
@@ -19,6 +20,8 @@ let package = Package(
             path: "Sources/ActorStoreDemo"),
         .executableTarget(
             name: "EngineBenchmark", dependencies: ["ActorStorePersistence"], path: "Sources/EngineBenchmark"),
+        // Speed of the object layer (Object + @Persisted, Results, freeze, durable writes), release builds.
+        .executableTarget(name: "ObjectBenchmark", dependencies: ["ActorStore"], path: "Sources/ObjectBenchmark"),
         .testTarget(name: "PersistenceTests", dependencies: ["ActorStorePersistence"], path: "Tests/PersistenceTests"),
         .testTarget(name: "ActorStoreTests", dependencies: ["ActorStore"], path: "Tests/ActorStoreTests"),
     ],

@@ -1,0 +1,1 @@
+print("object-bench: not written yet")
