@@ -55,7 +55,12 @@ public final class List<Element: _RealmCollectionValue>: RandomAccessCollection,
     }
 
     private func decode(_ value: Value) -> Element {
-        Element._rlmDecodeElement(_StoredValue(value), _Decoder(context: owner?._managed?.context))!
+        guard let element = Element._rlmDecodeElement(_StoredValue(value), _Decoder(context: owner?._managed?.context))
+        else {
+            // Only a link to an object of a class this realm cannot map gets here: a broken invariant.
+            preconditionFailure("A stored List<\(Element.self)> element could not be read: \(value).")
+        }
+        return element
     }
 
     public var startIndex: Int { 0 }

@@ -54,6 +54,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
 
     /// The number of entries.
     public var count: Int { owner == nil ? storage.count : stored.count }
+    /// Whether the map has no entries.
     public var isEmpty: Bool { count == 0 }
 
     /// The keys, sorted.
@@ -101,8 +102,8 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
 
     static func encode(_ dictionary: [String: Value], _ session: WriteSession?) -> ActorStorePersistence.Value {
         .map(
-            dictionary.keys.sorted().map { key in
-                ActorStorePersistence.Value.MapEntry(key, dictionary[key]!._rlmEncode(_Encoder(session: session)).raw)
+            dictionary.sorted { $0.key < $1.key }.map { key, value in
+                ActorStorePersistence.Value.MapEntry(key, value._rlmEncode(_Encoder(session: session)).raw)
             })
     }
 

@@ -50,6 +50,7 @@ public final class MutableSet<Element: _RealmCollectionValue & Hashable>: Sequen
 
     /// The number of elements.
     public var count: Int { owner == nil ? storage.count : stored.count }
+    /// Whether the set has no elements.
     public var isEmpty: Bool { count == 0 }
 
     public func makeIterator() -> IndexingIterator<[Element]> { elements.makeIterator() }

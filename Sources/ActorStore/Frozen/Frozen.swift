@@ -235,6 +235,7 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     public var startIndex: Int { 0 }
     public var endIndex: Int { rows.count }
 
+    /// The frozen object at `position` (in insertion order). O(log n).
     public subscript(position: Int) -> Frozen<Element> {
         precondition(
             position >= 0 && position < rows.count, "Index \(position) is out of bounds (count \(rows.count)).")

@@ -328,7 +328,12 @@ extension PersistableEnum {
     }
     public static func _rlmFromStored(_ s: _StoredValue) -> Self? { RawValue._rlmFromStored(s).flatMap(Self.init) }
     public var _rlmToStored: _StoredValue { rawValue._rlmToStored }
-    public static var _rlmScalarDefault: Self { allCases.first! }
+    public static var _rlmScalarDefault: Self {
+        guard let first = allCases.first else {
+            preconditionFailure("\(Self.self) has no cases, so a property of this type has no default value.")
+        }
+        return first
+    }
     public static func _rlmScalarFromAny(_ value: Any) -> Self? {
         if let v = value as? Self { return v }
         return RawValue._rlmScalarFromAny(value).flatMap(Self.init)

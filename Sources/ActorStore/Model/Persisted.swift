@@ -27,6 +27,8 @@ public struct Persisted<Value: _Persistable> {
     let position: Int
     let options: PersistedOptions
 
+    /// Unavailable: a `@Persisted` property is read and written through its object (see the type's
+    /// documentation), never through the wrapper.
     @available(*, unavailable, message: "@Persisted can only be used on properties of Object or EmbeddedObject")
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
@@ -71,6 +73,8 @@ public struct Persisted<Value: _Persistable> {
         self.init(value: LinkingObjects<Origin>(originProperty: originProperty), options: PersistedOptions())
     }
 
+    /// The property's value on `object`: from the object itself while unmanaged, from the realm's current
+    /// version once managed. Swift calls this for every access to a `@Persisted` property.
     public static subscript<EnclosingSelf: ObjectBase>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,

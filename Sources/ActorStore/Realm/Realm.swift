@@ -128,6 +128,17 @@ public actor Realm {
         }
         context.session = nil
         context.invalidateLocations()
+        if session.failure == nil, let limit = configuration.maximumNumberOfActiveVersions,
+            context.engine.statistics.pinnedVersions >= Int(limit)
+        {
+            session.fail(
+                RealmError(
+                    .tooManyVersions,
+                    "\(context.engine.statistics.pinnedVersions) versions are pinned (the limit, "
+                        + "maximumNumberOfActiveVersions, is \(limit)), so this commit could not be read back. "
+                        + "Release frozen values, snapshots and ThreadSafeReferences you no longer need, or raise the "
+                        + "limit. Nothing was committed."))
+        }
         if let failure = session.failure {
             session.transaction.rollback()
             context.rebind()

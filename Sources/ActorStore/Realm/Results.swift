@@ -31,9 +31,9 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// The object at `position` (in insertion order). O(log n).
     public subscript(position: Int) -> Element {
         precondition(position >= 0 && position < endIndex, "Index \(position) is out of bounds (count \(count)).")
-        let entry = rows.element(at: position)
-        // The binding exists: the index check passed, so the table does.
-        return context.makeObject(binding!, entry.key, location: entry.value) as! Element
+        guard let binding, let object = context.makeObject(binding, rows.element(at: position).key) as? Element
+        else { preconditionFailure("Results of a class without a table has no element \(position).") }
+        return object
     }
 
     /// Iterates the objects of the version current when iteration begins.
@@ -60,6 +60,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// The number of objects. O(1).
     public var count: Int { endIndex }
 
+    /// Whether there are no objects. O(1).
     public var isEmpty: Bool { count == 0 }
 
     /// The first object, or nil.
