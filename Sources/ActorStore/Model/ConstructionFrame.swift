@@ -22,6 +22,10 @@ final class ConstructionStack {
     var managedConstruction = false
     /// The class being discovered, whose first instance (the probe) takes the whole stack.
     var discovering: ObjectIdentifier?
+    /// A one-entry cache of `ClassRegistry.info(for:).slotCount`, so constructing many objects of one
+    /// class does not take the registry's lock each time.
+    var lastClass: ObjectIdentifier?
+    var lastSlotCount = 0
 
     @inline(__always) static var current: ConstructionStack {
         if let raw = pthread_getspecific(key) {

@@ -26,8 +26,12 @@ open class ObjectBase: CustomStringConvertible {
         if stack.discovering == id {
             stack.discovering = nil
             count = stack.values.count
+        } else if stack.lastClass == id {
+            count = stack.lastSlotCount
         } else {
             count = ClassRegistry.info(for: Self.self).slotCount
+            stack.lastClass = id
+            stack.lastSlotCount = count
         }
         let base = stack.values.count - count
         _slotBase = base
