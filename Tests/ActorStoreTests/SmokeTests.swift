@@ -43,3 +43,31 @@ import Testing
         #expect(city == "Oslo")
     }
 }
+
+final class Node: Object {
+    @Persisted var name = ""
+    @Persisted var next: Node?
+    @Persisted var children: List<Node>
+}
+
+@Suite struct GraphTests {
+    @Test func addingACycleLinksEveryObject() async throws {
+        let realm = try await Realm(configuration: testConfiguration([Node.self]))
+        let summary = try await realm.write { realm -> [String] in
+            let a = Node(value: ["name": "a"])
+            let b = Node(value: ["name": "b"])
+            let c = Node(value: ["name": "c"])
+            a.next = b
+            b.next = a
+            c.next = c
+            a.children.append(contentsOf: [b, c, a])
+            realm.add(a)
+            return realm.objects(Node.self).map { node in
+                "\(node.name)->\(node.next?.name ?? "nil") [\(node.children.map(\.name).joined())]"
+            }
+        }
+        #expect(summary.sorted() == ["a->b [bca]", "b->a []", "c->c []"])
+        let after = await realm.read { realm in realm.objects(Node.self).count }
+        #expect(after == 3)
+    }
+}

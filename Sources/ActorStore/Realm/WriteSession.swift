@@ -124,7 +124,11 @@ final class WriteSession {
             encoding.append((object, property, slots[property.ordinal]))
             var value = property.accessor.encode(slots[property.ordinal], _Encoder(session: self))
             encoding.removeLast()
-            if fixups.count > before { value = property.stableDefault ?? .null }
+            // A link back to an object still being added (a cycle) was deferred: store the property empty for
+            // now; `applyFixups` writes it once every object of the graph has its key.
+            if fixups[before...].contains(where: { $0.object === object && $0.property.ordinal == property.ordinal }) {
+                value = property.stableDefault ?? .null
+            }
             row[binding.columns[property.ordinal]] = value
         }
         adding.remove(id)
