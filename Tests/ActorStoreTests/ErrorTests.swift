@@ -133,3 +133,31 @@ final class LongName: Object {
         #expect(await realm.isInWriteTransaction == false)
     }
 }
+
+@Suite struct PinningTests {
+    @Test func runawayPinningBecomesAClearError() async throws {
+        var config = testConfiguration([Book.self])
+        config.maximumNumberOfActiveVersions = 3
+        let realm = try await Realm(configuration: config)
+        var kept: [FrozenRealm] = []
+        var failure: RealmError?
+        for i in 0..<10 {
+            do {
+                try await realm.write { $0.create(Book.self, value: ["id": i]) }
+            } catch let error as RealmError {
+                failure = error
+                break
+            }
+            kept.append(await realm.freeze())
+        }
+        #expect(failure?.code == .tooManyVersions)
+        #expect(failure?.message.contains("maximumNumberOfActiveVersions") == true)
+        let committed = await realm.read { $0.objects(Book.self).count }
+        #expect(committed == kept.count)
+        // Releasing the frozen values lets writes continue.
+        kept.removeAll()
+        try await realm.write { $0.create(Book.self, value: ["id": 100]) }
+        let stats = await realm.statistics
+        #expect(stats.pinnedVersions <= 2)
+    }
+}
