@@ -89,20 +89,33 @@ final class RealmContext {
                     + "\(configuration.schemaVersion). Open it with schemaVersion \(storedVersion) or later.")
         }
         let differences = SchemaCheck.differences(classes, snapshot)
+        let versionBump = hasTables && storedVersion < configuration.schemaVersion
         if !differences.isEmpty {
-            throw RealmError(
-                .schemaMismatch,
-                "The model classes do not match the schema stored in the file: "
-                    + differences.joined(separator: "; ")
-                    + ". ActorStore cannot migrate existing tables yet: set deleteRealmIfMigrationNeeded = true "
-                    + "(this deletes the data), or open the file with the previous model classes.")
+            guard versionBump, !configuration.readOnly else {
+                throw RealmError(
+                    .schemaMismatch,
+                    "The model classes do not match the schema stored in the file (schema version "
+                        + "\(storedVersion)): " + differences.joined(separator: "; ")
+                        + (configuration.readOnly
+                            ? ". A read-only realm cannot be migrated; open it writable once."
+                            : ". Increase Configuration.schemaVersion above \(storedVersion) to migrate automatically "
+                                + "(added properties get default values, removed ones are dropped), or set "
+                                + "deleteRealmIfMigrationNeeded to start over."))
+            }
         }
         let missing = classes.filter { snapshot.tableID(named: $0.className) == nil }
-        let versionBump = hasTables && storedVersion < configuration.schemaVersion
         guard !configuration.readOnly, !missing.isEmpty || versionBump || !hasTables else { return }
         do throws(StorageError) {
             let txn = try await engine.beginWrite()
-            let existing = txn.state.schema
+            let existing: [TableSchema]
+            do throws(RealmError) {
+                existing =
+                    differences.isEmpty
+                    ? txn.state.schema : try SchemaCheck.migrated(classes, txn, version: configuration.schemaVersion)
+            } catch {
+                txn.rollback()
+                throw StorageError(.schemaMismatch, error.message)
+            }
             let new = missing.filter { txn.tableID(named: $0.className) == nil }.map(\.tableSchema)
             try txn.setSchema(existing + new, version: max(configuration.schemaVersion, txn.schemaVersion))
             try await txn.commit()

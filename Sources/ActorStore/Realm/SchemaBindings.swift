@@ -9,6 +9,9 @@ final class TableBinding: Sendable {
     /// Column types by column index.
     let types: [ColumnType]
     let columnCount: Int
+    /// A row of default values: the starting point of inserts, so columns no property maps to (retired by a
+    /// migration) get a valid value.
+    let defaultRow: [Value]
     /// Columns that link to embedded objects (their targets are owned and deleted with the row).
     let embeddedLinkColumns: [Int]
 
@@ -20,6 +23,7 @@ final class TableBinding: Sendable {
         }
         self.types = stored.columns.map(\.type)
         self.columnCount = stored.columns.count
+        self.defaultRow = stored.columns.map(\.type.defaultValue)
         self.embeddedLinkColumns = info.storedProperties.compactMap { property in
             guard let target = property.kind.linkTarget, target is EmbeddedObject.Type else { return nil }
             return stored.columnIndex(named: property.name)

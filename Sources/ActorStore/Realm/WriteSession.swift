@@ -118,7 +118,7 @@ final class WriteSession {
         let id = ObjectIdentifier(object)
         adding.insert(id)
         let slots = object._slots
-        var row = [Value](repeating: .null, count: binding.columnCount)
+        var row = binding.defaultRow
         for property in info.storedProperties {
             let before = fixups.count
             encoding.append((object, property, slots[property.ordinal]))
@@ -212,7 +212,7 @@ final class WriteSession {
                     .invalidValue, "create(\(info.className).self, value:) failed: " + details.joined(separator: "; ")))
             return nil
         }
-        var row = [Value](repeating: .null, count: binding.columnCount)
+        var row = binding.defaultRow
         var fresh: ObjectBase?
         for property in info.storedProperties {
             let column = binding.columns[property.ordinal]

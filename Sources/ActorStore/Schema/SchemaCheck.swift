@@ -74,6 +74,63 @@ enum SchemaCheck {
         return problems
     }
 
+    /// The name prefix of a column whose property was removed by a migration: rows keep its bytes (columns
+    /// are positional), the object layer ignores it.
+    static let retiredPrefix = "__removed_"
+
+    static func isRetired(_ name: String) -> Bool { name.hasPrefix(retiredPrefix) }
+
+    /// The stored schema migrated to `classes`: added properties become new columns at the end (existing
+    /// rows read them as their type's default), removed properties are retired, index and primary-key
+    /// flags follow the classes. Tables without a class here are kept unchanged.
+    /// - Throws: `schemaMismatch` for a change that cannot be migrated automatically (a property's type).
+    static func migrated(
+        _ classes: [ObjectSchemaInfo], _ store: some ReadableStore, version: UInt64
+    ) throws(RealmError) -> [TableSchema] {
+        var byName: [String: ObjectSchemaInfo] = [:]
+        for info in classes { byName[info.className] = info }
+        var result: [TableSchema] = []
+        for stored in store.state.schema {
+            guard let info = byName.removeValue(forKey: stored.name) else {
+                result.append(stored)
+                continue
+            }
+            let expected = info.tableSchema
+            guard stored.isEmbedded == expected.isEmbedded else {
+                throw RealmError(
+                    .schemaMismatch,
+                    "\(info.className) changed between Object and EmbeddedObject; ActorStore cannot migrate that "
+                        + "automatically (set deleteRealmIfMigrationNeeded to start over).")
+            }
+            let wanted = Dictionary(expected.columns.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+            var columns: [ColumnSchema] = []
+            for (index, column) in stored.columns.enumerated() {
+                if let target = wanted[column.name] {
+                    guard target.type == column.type, target.linkTarget == column.linkTarget else {
+                        throw RealmError(
+                            .schemaMismatch,
+                            "'\(info.className).\(column.name)' changed type from \(column.type) to \(target.type); "
+                                + "ActorStore cannot convert stored values automatically (rename the property, or set "
+                                + "deleteRealmIfMigrationNeeded to start over).")
+                    }
+                    columns.append(target)
+                } else if isRetired(column.name) {
+                    columns.append(column)
+                } else {
+                    var retired = column
+                    retired.name = "\(retiredPrefix)\(index)_v\(version)"
+                    retired.isIndexed = false
+                    retired.isPrimaryKey = false
+                    columns.append(retired)
+                }
+            }
+            let present = Set(stored.columns.map(\.name))
+            columns += expected.columns.filter { !present.contains($0.name) }
+            result.append(TableSchema(stored.name, columns: columns, isEmbedded: stored.isEmbedded))
+        }
+        return result
+    }
+
     /// How the stored tables of `classes` differ from the classes; empty when they match.
     static func differences(_ classes: [ObjectSchemaInfo], _ store: some ReadableStore) -> [String] {
         var differences: [String] = []
@@ -88,7 +145,7 @@ enum SchemaCheck {
             for column in expected.columns where old[column.name] == nil {
                 differences.append("property '\(info.className).\(column.name)' was added")
             }
-            for column in stored.columns where new[column.name] == nil {
+            for column in stored.columns where new[column.name] == nil && !isRetired(column.name) {
                 differences.append("property '\(info.className).\(column.name)' was removed")
             }
             for column in expected.columns {
