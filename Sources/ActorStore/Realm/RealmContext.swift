@@ -243,14 +243,21 @@ final class RealmContext {
             object._managed = managed
         }
         let type = managed.table.types[column]
-        let location = managed.location
-        // A row was checksummed when the file was opened or written; a decoding failure here means the
-        // mapped file was changed behind the engine's back. Reads cannot throw, so it reads as null.
-        return withStore { store in
-            (try? store.withRowBytes(at: location) { (row) throws(StorageError) in
-                try row.value(at: column, type: type)
-            }) ?? .null
-        }
+        if let session { return Self.read(session.transaction, managed.location, column, type) }
+        return Self.read(snapshot, managed.location, column, type)
+    }
+
+    /// One column of the row at `location` (specialised per store type: this is the hot path of every
+    /// property read). A row was checksummed when the file was opened or written; a decoding failure here
+    /// means the mapped file was changed behind the engine's back, and since reads cannot throw it reads as
+    /// null.
+    @inline(__always)
+    private static func read<S: ReadableStore>(
+        _ store: S, _ location: RowLocation, _ column: Int, _ type: ColumnType
+    ) -> Value {
+        (try? store.withRowBytes(at: location) { (row) throws(StorageError) in
+            try row.value(at: column, type: type)
+        }) ?? .null
     }
 
     // MARK: Writes
