@@ -17,6 +17,11 @@ final class RealmContext {
     /// Classes this realm knows (validated), in the order they became known.
     private(set) var classes: [ObjectSchemaInfo]
     private(set) var bindings: SchemaBindings
+    /// Why a class that joined after open cannot be written (its model is invalid or does not match the
+    /// stored table), by class.
+    private(set) var joinProblems: [ObjectIdentifier: String] = [:]
+    /// The number of tables in the store when `bindings` was made.
+    private var boundTableCount = 0
     private(set) var snapshot: Snapshot
     var session: WriteSession?
     /// Bumped whenever rows may have moved (a new version, any write): cached row locations are then stale.
@@ -34,6 +39,7 @@ final class RealmContext {
         self.classes = classes
         self.snapshot = snapshot
         self.bindings = SchemaBindings(classes: classes, store: snapshot)
+        self.boundTableCount = snapshot.state.tableIDs.count
     }
 
     deinit {
@@ -61,7 +67,9 @@ final class RealmContext {
                 throw RealmError(error)
             }
             let context = RealmContext(
-                engine: engine, fileKey: key, configuration: configuration, classes: classes, snapshot: snapshot)
+                engine: engine, fileKey: key, configuration: configuration,
+                classes: configuration.objectTypes == nil ? SchemaCheck.storedClasses(snapshot) : classes,
+                snapshot: snapshot)
             do {
                 try await context.prepareSchema()
                 return context
@@ -151,17 +159,16 @@ final class RealmContext {
     func adopt(_ newer: Snapshot) {
         snapshot = newer
         invalidateLocations()
-        if classes.contains(where: { bindings.byClass[ObjectIdentifier($0.type)] == nil })
-            || newer.state.tableIDs.count != bindings.byName.count
-        {
-            rebind()
-        }
+        if newer.state.tableIDs.count != boundTableCount { rebind() }
     }
 
     func invalidateLocations() { stamp &+= 1 }
 
     func rebind() {
-        withStore { store in bindings = SchemaBindings(classes: classes, store: store) }
+        withStore { store in
+            bindings = SchemaBindings(classes: classes, store: store)
+            boundTableCount = store.state.tableIDs.count
+        }
     }
 
     // MARK: Classes
@@ -177,7 +184,16 @@ final class RealmContext {
         }
         if !classes.contains(where: { $0 === info }) {
             let added = SchemaCheck.closure(of: [info]).filter { new in !classes.contains { $0 === new } }
+            // A class joining after open was not checked then: check it now, and refuse writes if it does
+            // not fit (reads map columns by name and read missing ones as defaults).
+            let problems =
+                SchemaCheck.problems(added, restrictedTo: configuration.objectTypes)
+                + withStore { SchemaCheck.differences(added, $0) }
+            if !problems.isEmpty {
+                for new in added { joinProblems[ObjectIdentifier(new.type)] = problems.joined(separator: "; ") }
+            }
             classes += added
+            rebind()
         }
         return info
     }

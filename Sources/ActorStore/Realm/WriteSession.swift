@@ -46,6 +46,10 @@ final class WriteSession {
 
     /// The binding of `info`'s class, creating its table (and those of classes it links to) if needed.
     func binding(for info: ObjectSchemaInfo) -> TableBinding? {
+        if let problem = context.joinProblems[ObjectIdentifier(info.type)] {
+            fail(RealmError(.schemaMismatch, "\(info.className) cannot be written to this file: \(problem)."))
+            return nil
+        }
         if let binding = context.bindings.binding(for: info.type) { return binding }
         let problems = context.problems(of: info)
         guard problems.isEmpty else {
@@ -239,6 +243,10 @@ final class WriteSession {
         guard failure == nil, let managed = object._managed else { return }
         guard managed.context === context else {
             fail(RealmError(.invalidObject, "This \(managed.table.info.className) belongs to another Realm actor."))
+            return
+        }
+        if let problem = context.joinProblems[ObjectIdentifier(managed.table.info.type)] {
+            fail(RealmError(.schemaMismatch, "\(managed.table.info.className) cannot be written: \(problem)."))
             return
         }
         updateRow(managed.table, managed.key, [(managed.table.columns[ordinal], value)])

@@ -3,15 +3,31 @@ import ActorStorePersistence
 /// Schema validation at open: the classes of a configuration, their problems, and how they differ from
 /// the schema stored in the file.
 enum SchemaCheck {
-    /// The classes a realm starts with: `objectTypes` (validated), or every class discovered so far.
+    /// The classes a realm starts with: `objectTypes` and the classes they link to, validated. Without
+    /// `objectTypes`, none: see ``storedClasses(_:)``; others join when first used.
     static func classes(for configuration: Realm.Configuration) throws(RealmError) -> [ObjectSchemaInfo] {
-        let roots = configuration.objectTypes.map { $0.map(ClassRegistry.info(for:)) } ?? ClassRegistry.allDiscovered
-        let all = closure(of: roots)
+        guard let types = configuration.objectTypes else { return [] }
+        let all = closure(of: types.map(ClassRegistry.info(for:)))
         let problems = problems(all, restrictedTo: configuration.objectTypes)
         if !problems.isEmpty {
             throw RealmError(.schemaMismatch, "The model classes are invalid: " + problems.joined(separator: " "))
         }
         return all.sorted { $0.className < $1.className }
+    }
+
+    /// Without `objectTypes`: the classes already known to the process whose names match tables in the
+    /// file, so that opening checks them against the stored schema (and migrates them). A name shared by
+    /// two classes, or a class with problems, is left to join when used (where a write reports it).
+    static func storedClasses(_ store: some ReadableStore) -> [ObjectSchemaInfo] {
+        let discovered = ClassRegistry.allDiscovered
+        var byName: [String: [ObjectSchemaInfo]] = [:]
+        for info in discovered { byName[info.className, default: []].append(info) }
+        let candidates = discovered.filter { info in
+            byName[info.className]?.count == 1 && store.tableID(named: info.className) != nil
+        }
+        return closure(of: candidates).filter { info in
+            byName[info.className]?.count == 1 && problems(closure(of: [info]), restrictedTo: nil).isEmpty
+        }.sorted { $0.className < $1.className }
     }
 
     /// `roots` and every class they link to (links, lists, sets, maps, linking objects), transitively.
