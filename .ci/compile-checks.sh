@@ -12,14 +12,15 @@
 # `-typecheck` it runs the region-based isolation checks that report `sending` violations.
 #
 # Usage: .ci/compile-checks.sh            (uses .build, like `swift build`)
-#        SCRATCH=/tmp/other-build .ci/compile-checks.sh
+#        SCRATCH=/tmp/other-build .ci/compile-checks.sh      (another scratch path)
+#        CHECKS_DIR=path/to/files .ci/compile-checks.sh      (other files, to test this script)
 # Prints one line per file; exits non-zero on any mismatch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scratch="${SCRATCH:-.build}"
 swiftc="${SWIFTC:-swiftc}"
-checks_dir="Tests/CompileChecks"
+checks_dir="${CHECKS_DIR:-Tests/CompileChecks}"
 
 echo "building the ActorStore module (scratch path: $scratch)"
 build_log="$(mktemp)"

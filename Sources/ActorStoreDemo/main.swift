@@ -1,81 +1,99 @@
 // The first thing to run: `swift run actorstore-demo`.
 //
-// ActorStore's public `Realm` API is being built on top of this storage engine; until it lands, the demo
-// drives the engine directly to show what it guarantees: durable commits, O(1) snapshots that other tasks
-// read while writers go on, crash recovery, and compaction.
-import ActorStorePersistence
+// A realm is a Swift actor. Live objects are used inside it — in `write` and `read` closures — and the
+// compiler keeps them there; what crosses to other tasks and actors is a frozen snapshot or a
+// ThreadSafeReference. The demo works on a file in a fresh temporary directory and deletes it at the end.
+import ActorStore
 import Foundation
 
-let directory = NSTemporaryDirectory() + "actorstore-demo-\(UUID().uuidString)"
-try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(atPath: directory) }
-let path = directory + "/demo.store"
-
-let person = TableSchema(
-    "Person",
-    columns: [
-        ColumnSchema("name", ColumnType(.string), primaryKey: true),
-        ColumnSchema("dogs", ColumnType(.link, .list), linkTarget: "Dog"),
-    ])
-let dog = TableSchema(
-    "Dog",
-    columns: [
-        ColumnSchema("name", ColumnType(.string), indexed: true),
-        ColumnSchema("age", ColumnType(.int64)),
-    ])
-
-// 1. Open (creating the file), define the schema and write durably.
-var engine = try await StorageEngine.open(.init(path: path))
-let ((people, dogs), created) = try await engine.write { txn in
-    let ids = try txn.setSchema([person, dog], version: 1)
-    return (ids[0], ids[1])
+// 1. Models: classes whose `@Persisted` properties are stored.
+final class Dog: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var age = 0
+    @Persisted var owner: Person?
 }
-print("created the schema in \(created.version)")
 
-let (rex, first) = try await engine.write { txn in
-    let rex = try txn.insert(dogs, [.string("Rex"), .int(1)])
-    let fido = try txn.insert(dogs, [.string("Fido"), .int(4)])
-    try txn.insert(people, [.string("Alice"), .list([.link(rex), .link(fido)])])
-    return rex
+final class Person: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var dogs: List<Dog>
 }
-print("committed \(first.version): inserted \(first.changes.tables.values.map(\.inserted.count).reduce(0, +)) objects")
 
-// 2. A snapshot is O(1), immutable and Sendable: hand it to another task while writes go on.
-let before = try engine.snapshot()
-let reader = Task.detached {
-    let names = before.keys(dogs).compactMap { key, _ in try? before.value(dogs, key, column: 0) }
-    return "a detached task read \(before.version): \(names)"
+func runDemo(in directory: URL) async throws {
+    var configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("dogs.realm"))
+    configuration.objectTypes = [Dog.self, Person.self]
+    let realm = try await Realm(configuration: configuration)
+    print("opened \(configuration.fileURL!.lastPathComponent) in \(directory.path)")
+
+    // 2. Write: the closure runs inside the realm actor, where live objects can be used freely. When `write`
+    //    returns, the transaction is on disk.
+    try await realm.write { realm in
+        let alice = realm.create(Person.self, value: ["name": "Alice"])
+        let rex = realm.create(Dog.self, value: ["name": "Rex", "age": 1])
+        rex.owner = alice
+        alice.dogs.append(rex)
+    }
+    print("write { }            Alice adopted Rex")
+
+    // 3. Add an object made in plain Swift. `add` takes it (`sending`): using `fido` afterwards would not
+    //    compile, because it now belongs to the realm.
+    let fido = Dog()
+    fido.name = "Fido"
+    fido.age = 4
+    try await realm.add(fido)
+    let dogCount = await realm.read { realm in realm.objects(Dog.self).count }
+    print("add(_:)              added Fido; the realm has \(dogCount) dogs")
+
+    // 4. Freeze: an immutable, Sendable snapshot (O(1)) that any task can read without `await`.
+    let frozen = await realm.freeze()
+    let seen = await Task.detached {
+        frozen.objects(Dog.self).map { dog in "\(dog.name) (\(dog.owner?.name ?? "no owner"))" }
+    }.value
+    print("freeze()             a detached task read the frozen dogs: \(seen.joined(separator: ", "))")
+
+    // 5. Move Fido to a second Realm actor on the same file with a ThreadSafeReference, and change him there.
+    let reference = await realm.read { realm in
+        ThreadSafeReference(to: realm.object(ofType: Dog.self, forPrimaryKey: "Fido")!)
+    }
+    let other = try await Realm(configuration: configuration)
+    try await other.write { realm in
+        guard let fido = realm.resolve(reference),
+            let alice = realm.object(ofType: Person.self, forPrimaryKey: "Alice")
+        else { return }
+        fido.owner = alice
+        alice.dogs.append(fido)
+    }
+    print("ThreadSafeReference  a second Realm resolved Fido, and Alice adopted him there")
+
+    // 6. The first realm sees the change on its next read; the frozen snapshot keeps its version.
+    let aliceDogs = await realm.read { realm in
+        realm.object(ofType: Person.self, forPrimaryKey: "Alice")!.dogs.map(\.name)
+    }
+    let frozenDogs = frozen.object(ofType: Person.self, forPrimaryKey: "Alice")!.dogs.map { $0.name }
+    print("read { }             the first realm sees Alice's dogs: \(aliceDogs); the snapshot still: \(frozenDogs)")
+
+    // 7. Errors are thrown as RealmError, and a failed transaction commits nothing.
+    do {
+        try await realm.write { realm in
+            realm.create(Dog.self, value: ["name": "Bolt"])
+            realm.create(Dog.self, value: ["name": "Rex"])  // Rex exists: a duplicate primary key
+        }
+        print("RealmError           unexpectedly, the duplicate Rex was accepted")
+    } catch let error as RealmError where error.code == .primaryKeyExists {
+        let count = await realm.read { realm in realm.objects(Dog.self).count }
+        print("RealmError           \(error.code): nothing committed, still \(count) dogs")
+    }
 }
-let (_, birthday) = try await engine.write { txn in try txn.update(dogs, rex, [(1, .int(2))]) }
-print(await reader.value)
-print(
-    "committed \(birthday.version): modified columns of Rex: \(birthday.changes.tables[dogs]!.modified[rex]!.map { $0 })"
-)
-print(
-    "the old snapshot still says Rex is \(try before.value(dogs, rex, column: 1)!), the new one \(try engine.snapshot().value(dogs, rex, column: 1)!)"
-)
 
-// 3. Deleting an object removes it from every list that held it.
-let (_, deleted) = try await engine.write { txn in try txn.delete(dogs, rex) }
-let alice = try engine.snapshot().object(people, primaryKey: .string("Alice"))!
-print(
-    "committed \(deleted.version): deleted Rex; Alice's dogs are now \(try engine.snapshot().value(people, alice, column: 1)!)"
-)
-
-// 4. Close and reopen: recovery verifies every record and replays the log.
-await engine.close()
-engine = try await StorageEngine.open(.init(path: path))
-print("reopened at \(engine.latestVersion) after replaying \(engine.recoveryReport.recordsReplayed) records")
-
-// 5. Compact: the live rows are rewritten into a new file that replaces the old one.
-let fido = try engine.snapshot().objects(dogs, column: 0, equalTo: .string("Fido"))![0]  // an index lookup
-for age in 0..<200 {
-    _ = try await engine.write { txn in try txn.update(dogs, fido, [(1, .int(Int64(age)))]) }
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("actorstore-demo-\(UUID().uuidString)")
+var failure: (any Error)?
+do {
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    try await runDemo(in: directory)
+} catch {
+    failure = error
 }
-let large = engine.statistics
-try await engine.compact()
-let small = engine.statistics
-print(
-    "compacted: \(large.totalBytes) → \(small.totalBytes) bytes (\(small.liveBytes) live), generation \(small.generation)"
-)
-await engine.close()
+try? FileManager.default.removeItem(at: directory)
+if let failure {
+    print("the demo failed: \(failure)")
+    exit(1)
+}

@@ -2,8 +2,9 @@ import Testing
 
 @testable import ActorStorePersistence
 
-/// The README's 30-second example, kept compiling and true (only the path differs).
-@Suite("README example")
+/// The storage engine's quick example (the README's before the object API existed), kept compiling and
+/// true. The README's current example is tested in ActorStoreTests.
+@Suite("README example (engine)")
 struct ReadmeExampleTests {
     @Test("the 30-second example runs and does what the README says")
     func thirtySeconds() async throws {
