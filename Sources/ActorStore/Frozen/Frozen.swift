@@ -24,7 +24,7 @@ final class FrozenContext: Sendable {
 
     func frozen<T: ObjectBase>(_ type: T.Type, _ key: ObjectKey) -> Frozen<T>? {
         guard let binding = binding(for: type),
-            let location = snapshot.state.tables[binding.tableID]?.rows.value(forKey: key)
+            let location = snapshot.state.rowLocation(binding.tableID, key)
         else { return nil }
         return Frozen(context: self, binding: binding, key: key, location: location)
     }
@@ -74,7 +74,7 @@ public struct FrozenRealm: Sendable {
             let converted = primaryKey.accessor.fromAny(key ?? NSNull())
         else { return nil }
         let value = primaryKey.accessor.encode(converted, _Encoder(session: nil))
-        guard let objectKey = context.snapshot.object(binding.tableID, primaryKey: value) else { return nil }
+        guard let objectKey = context.snapshot.state.object(binding.tableID, primaryKey: value) else { return nil }
         return context.frozen(type, objectKey)
     }
 
@@ -245,17 +245,18 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     }
 
     /// Iterates in order, without index lookups.
-    public func makeIterator() -> Iterator { Iterator(context: context, binding: binding, rows: rows.makeIterator()) }
+    public func makeIterator() -> Iterator { Iterator(context: context, binding: binding, rows: RowCursor(rows)) }
 
     /// Iterates the frozen objects.
     public struct Iterator: IteratorProtocol {
         let context: FrozenContext
         let binding: TableBinding?
-        var rows: PersistentBTree<ObjectKey, RowLocation>.Iterator
+        var rows: RowCursor
 
+        /// The next frozen object, or nil at the end.
         public mutating func next() -> Frozen<Element>? {
-            guard let binding, let (key, location) = rows.next() else { return nil }
-            return Frozen(context: context, binding: binding, key: key, location: location)
+            guard let binding, let row = rows.next() else { return nil }
+            return Frozen(context: context, binding: binding, key: row.key, location: row.location)
         }
     }
 

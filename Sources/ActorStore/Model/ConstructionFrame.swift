@@ -17,7 +17,13 @@
 /// values off the top, so the outer object's positions stay valid. The stack is per thread; object
 /// initialisers are synchronous, so a construction never moves between threads.
 final class ConstructionStack {
-    var values: ContiguousArray<Any> = []
+    /// The pushed initial values (unmanaged constructions).
+    // `@exclusivity(unchecked)`: the stack is per thread and never accessed re-entrantly while mutated, so the
+    // dynamic exclusivity checks (a measurable share of object construction) can never fire.
+    @exclusivity(unchecked) var values: ContiguousArray<any _Persistable> = []
+    /// The number of pushed positions. Equal to `values.count` except during a managed construction, whose
+    /// positions are counted but whose values are not kept (they would be dropped at once).
+    @exclusivity(unchecked) var height = 0
     /// Set while ActorStore creates an object that will become managed at once: its slots are dropped.
     var managedConstruction = false
     /// The class being discovered, whose first instance (the probe) takes the whole stack.
@@ -49,8 +55,9 @@ final class ConstructionStack {
     }()
 
     /// Pushes a wrapper's initial value; returns its position.
-    @inline(__always) func push(_ value: Any) -> Int {
-        values.append(value)
-        return values.count - 1
+    @inline(__always) func push<V: _Persistable>(_ value: V) -> Int {
+        if !managedConstruction { values.append(value) }
+        height &+= 1
+        return height &- 1
     }
 }

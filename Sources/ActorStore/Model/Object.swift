@@ -9,11 +9,14 @@ import Foundation
 /// them, and the compiler enforces it. Use ``Frozen`` values or a ``ThreadSafeReference`` to cross.
 open class ObjectBase: CustomStringConvertible {
     /// Unmanaged property values, indexed by property ordinal. Empty once managed.
-    final var _slots: ContiguousArray<Any>
+    // `@exclusivity(unchecked)` here and on `_managed`: an object is confined to one actor (or, unmanaged, to
+    // one isolation region), and no accessor holds an inout access to these across a call that could reach
+    // them again; the dynamic checks were a measurable share of every property access.
+    @exclusivity(unchecked) final var _slots: ContiguousArray<any _Persistable>
     /// The construction-stack position of this object's first property; see `ConstructionStack`.
-    final let _slotBase: Int
+    @usableFromInline final let _slotBase: Int
     /// Where the object lives when managed.
-    final var _managed: ManagedState?
+    @exclusivity(unchecked) final var _managed: ManagedState?
     /// A probe records which property a key path reads (see `ObjectSchemaInfo.ordinal(of:)`).
     final var _isProbe = false
     final var _probeAccess = -1
@@ -25,7 +28,7 @@ open class ObjectBase: CustomStringConvertible {
         let count: Int
         if stack.discovering == id {
             stack.discovering = nil
-            count = stack.values.count
+            count = stack.height
         } else if stack.lastClass == id {
             count = stack.lastSlotCount
         } else {
@@ -33,14 +36,15 @@ open class ObjectBase: CustomStringConvertible {
             stack.lastClass = id
             stack.lastSlotCount = count
         }
-        let base = stack.values.count - count
+        let base = stack.height - count
         _slotBase = base
         if stack.managedConstruction {
             _slots = []
         } else {
             _slots = ContiguousArray(stack.values[base...])
+            stack.values.removeLast(count)
         }
-        stack.values.removeLast(count)
+        stack.height -= count
     }
 
     /// Creates an unmanaged object from a dictionary of property values (`["name": "Rex", "age": 3]`), an
@@ -120,7 +124,20 @@ open class ObjectBase: CustomStringConvertible {
         return a.table.tableID == b.table.tableID && a.key == b.key && a.context.fileID == b.context.fileID
     }
 
-    // MARK: Managed access (called by the property wrapper)
+    // MARK: Property access (called by the property wrapper)
+
+    /// Reads the property `ordinal`: from the slots while unmanaged, from the realm once managed.
+    @usableFromInline final func _persistedGet<V: _Persistable>(_ ordinal: Int) -> V {
+        if _managed != nil { return V._rlmGet(self, ordinal) }
+        if _isProbe { _probeAccess = ordinal }
+        return _slots[ordinal] as? V ?? V._rlmDefault
+    }
+
+    /// Writes the property `ordinal`.
+    @usableFromInline final func _persistedSet<V: _Persistable>(_ ordinal: Int, _ value: V) {
+        if _managed != nil { return V._rlmSet(self, ordinal, value) }
+        _slots[ordinal] = value
+    }
 
     /// The stored value of the property `ordinal` in the realm's current version.
     final func _managedValue(_ ordinal: Int) -> Value {

@@ -24,7 +24,7 @@ import ActorStorePersistence
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
     /// Where this wrapper's initial value sits on the construction stack; see `ConstructionStack`.
-    let position: Int
+    @usableFromInline let position: Int
     let options: PersistedOptions
 
     /// Unavailable: a `@Persisted` property is read and written through its object (see the type's
@@ -75,22 +75,15 @@ public struct Persisted<Value: _Persistable> {
 
     /// The property's value on `object`: from the object itself while unmanaged, from the realm's current
     /// version once managed. Swift calls this for every access to a `@Persisted` property.
+    @inlinable
     public static subscript<EnclosingSelf: ObjectBase>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
-        get {
-            let ordinal = object[keyPath: storageKeyPath].position - object._slotBase
-            if object._managed != nil { return Value._rlmGet(object, ordinal) }
-            if object._isProbe { object._probeAccess = ordinal }
-            return object._slots[ordinal] as? Value ?? Value._rlmDefault
-        }
-        set {
-            let ordinal = object[keyPath: storageKeyPath].position - object._slotBase
-            if object._managed != nil { return Value._rlmSet(object, ordinal, newValue) }
-            object._slots[ordinal] = newValue
-        }
+        // Inlinable so that, in the model's module, the storage key path folds into a direct field load.
+        get { object._persistedGet(object[keyPath: storageKeyPath].position &- object._slotBase) }
+        set { object._persistedSet(object[keyPath: storageKeyPath].position &- object._slotBase, newValue) }
     }
 }
 
@@ -116,9 +109,9 @@ extension Persisted: PersistedDescribing {
 struct PropertyAccessor: @unchecked Sendable {
     // @unchecked: the closures capture only a metatype, which is immutable and thread-safe.
     /// Encodes an unmanaged slot's value for storage (adding linked objects through the session).
-    let encode: (Any, _Encoder) -> Value
+    let encode: (any _Persistable, _Encoder) -> Value
     /// Converts a value given in a dictionary or array to the property's Swift type, or nil.
-    let fromAny: (Any) -> Any?
+    let fromAny: (Any) -> (any _Persistable)?
     /// The default value of the type (a new instance for collections).
     let makeDefault: () -> Any
     /// Decodes a stored value to the Swift type (links as live objects of `context`).
@@ -127,10 +120,8 @@ struct PropertyAccessor: @unchecked Sendable {
     let get: (ObjectBase, Int) -> Any
 
     init<V: _Persistable>(_ type: V.Type) {
-        encode = { slot, encoder in
-            let value = slot as? V ?? V._rlmDefault
-            return value._rlmEncode(encoder).raw
-        }
+        // A slot holds a `V` (it was pushed or set as one), so encoding is a witness call: no cast.
+        encode = { slot, encoder in slot._rlmEncode(encoder).raw }
         fromAny = { V._rlmFromAny($0) }
         makeDefault = { V._rlmDefault }
         decode = { stored, decoder in V._rlmDecode(_StoredValue(stored), decoder) ?? V._rlmDefault }

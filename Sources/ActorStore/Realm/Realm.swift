@@ -288,7 +288,7 @@ public actor Realm {
         }
         guard let converted = primaryKey.accessor.fromAny(key ?? NSNull()) else { return nil }
         let value = primaryKey.accessor.encode(converted, _Encoder(session: nil))
-        guard let objectKey = context.withStore({ $0.object(binding.tableID, primaryKey: value) }) else { return nil }
+        guard let objectKey = context.state.object(binding.tableID, primaryKey: value) else { return nil }
         return context.object(type, key: objectKey)
     }
 

@@ -8,6 +8,9 @@ import Foundation
 /// not `Sendable` either) refer to it. Region-based isolation keeps all of them inside the actor, so every
 /// access happens on the actor's executor and needs no lock.
 final class RealmContext {
+    // `@exclusivity(unchecked)` on the hot mutable state below: the context is confined to its actor, and no
+    // access to these overlaps another (none is held inout across a call), so the dynamic checks, paid on
+    // every property read of every live object, can never fire.
     let engine: StorageEngine
     /// The registry key of the file (its standardized path, or the in-memory identifier).
     let fileKey: String
@@ -16,16 +19,16 @@ final class RealmContext {
     let restrictedTypes: Set<ObjectIdentifier>?
     /// Classes this realm knows (validated), in the order they became known.
     private(set) var classes: [ObjectSchemaInfo]
-    private(set) var bindings: SchemaBindings
+    @exclusivity(unchecked) private(set) var bindings: SchemaBindings
     /// Why a class that joined after open cannot be written (its model is invalid or does not match the
     /// stored table), by class.
     private(set) var joinProblems: [ObjectIdentifier: String] = [:]
     /// The number of tables in the store when `bindings` was made.
     private var boundTableCount = 0
-    private(set) var snapshot: Snapshot
-    var session: WriteSession?
+    @exclusivity(unchecked) private(set) var snapshot: Snapshot
+    @exclusivity(unchecked) var session: WriteSession?
     /// Bumped whenever rows may have moved (a new version, any write): cached row locations are then stale.
-    private(set) var stamp: UInt64 = 1
+    @exclusivity(unchecked) private(set) var stamp: UInt64 = 1
     weak var realm: Realm?
 
     private init(
@@ -142,6 +145,12 @@ final class RealmContext {
         return body(snapshot)
     }
 
+    /// The roots of the version the realm reads (the open transaction's, or the snapshot's).
+    var state: DatabaseState {
+        if let session { return session.transaction.state }
+        return snapshot.state
+    }
+
     /// The version the realm sees (a write transaction sees the version it is building).
     var version: Version { session?.transaction.version ?? snapshot.version }
 
@@ -215,7 +224,8 @@ final class RealmContext {
     func makeObject(_ binding: TableBinding, _ key: ObjectKey, location: RowLocation? = nil) -> ObjectBase {
         let stack = ConstructionStack.current
         let previous = stack.managedConstruction
-        stack.managedConstruction = true
+        // Only when no unmanaged construction is half-way (its pushed values must stay aligned).
+        stack.managedConstruction = stack.values.count == stack.height
         let object = binding.info.type.init()
         stack.managedConstruction = previous
         object._managed = ManagedState(
@@ -227,13 +237,13 @@ final class RealmContext {
     /// The object `key` of class `type`, or nil if it does not exist in the current version.
     func object<T: ObjectBase>(_ type: T.Type, key: ObjectKey) -> T? {
         guard let binding = binding(for: type),
-            let location = withStore({ $0.state.tables[binding.tableID]?.rows.value(forKey: key) })
+            let location = state.rowLocation(binding.tableID, key)
         else { return nil }
         return makeObject(binding, key, location: location) as? T
     }
 
     func location(_ table: TableID, _ key: ObjectKey) -> RowLocation? {
-        withStore { $0.state.tables[table]?.rows.value(forKey: key) }
+        state.rowLocation(table, key)
     }
 
     /// Whether a managed object still exists in the current version.

@@ -17,42 +17,39 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     private var binding: TableBinding? { context.binding(for: Element.self) }
 
-    private var rows: PersistentBTree<ObjectKey, RowLocation> {
-        guard let binding else { return PersistentBTree() }
-        return context.withStore { $0.keys(binding.tableID) }
-    }
-
     public var startIndex: Int { 0 }
     public var endIndex: Int {
         guard let binding else { return 0 }
-        return context.withStore { $0.count(binding.tableID) }
+        return context.state.rowCount(binding.tableID)
     }
 
     /// The object at `position` (in insertion order). O(log n).
     public subscript(position: Int) -> Element {
-        precondition(position >= 0 && position < endIndex, "Index \(position) is out of bounds (count \(count)).")
-        guard let binding, let object = context.makeObject(binding, rows.element(at: position).key) as? Element
-        else { preconditionFailure("Results of a class without a table has no element \(position).") }
+        guard let binding, let row = context.state.row(binding.tableID, at: position),
+            let object = context.makeObject(binding, row.key, location: row.location) as? Element
+        else { preconditionFailure("Index \(position) is out of bounds (count \(count)).") }
         return object
     }
 
     /// Iterates the objects of the version current when iteration begins.
     public func makeIterator() -> Iterator {
-        Iterator(context: context, binding: binding, rows: rows.makeIterator(), stamp: context.stamp)
+        guard let binding else { return Iterator(context: context, binding: nil, rows: nil, stamp: 0) }
+        return Iterator(
+            context: context, binding: binding, rows: context.state.rowCursor(binding.tableID), stamp: context.stamp)
     }
 
     /// Iterates a stable snapshot of the matches.
     public struct Iterator: IteratorProtocol {
         let context: RealmContext
         let binding: TableBinding?
-        var rows: PersistentBTree<ObjectKey, RowLocation>.Iterator
+        var rows: RowCursor?
         let stamp: UInt64
 
+        /// The next object, or nil at the end.
         public mutating func next() -> Element? {
-            guard let binding, let (key, location) = rows.next() else { return nil }
+            guard let binding, let row = rows?.next() else { return nil }
             // Locations are valid only while nothing was written since iteration began.
-            let object = context.makeObject(
-                binding, key, location: context.stamp == stamp ? location : nil)
+            let object = context.makeObject(binding, row.key, location: context.stamp == stamp ? row.location : nil)
             return object as? Element
         }
     }
@@ -72,7 +69,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// The position of a managed object in the results, or nil. O(log n).
     public func index(of object: Element) -> Int? {
         guard let managed = object._managed, managed.context === context else { return nil }
-        return rows.offset(of: managed.key)
+        return context.state.rowOffset(binding?.tableID ?? managed.table.tableID, managed.key)
     }
 
     /// An immutable, `Sendable` copy of the results at the realm's current version (outside a write

@@ -12,6 +12,8 @@ final class TableBinding: Sendable {
     /// A row of default values: the starting point of inserts, so columns no property maps to (retired by a
     /// migration) get a valid value.
     let defaultRow: [Value]
+    /// How each stored property becomes its column's value, in ordinal order.
+    let plans: [ColumnPlan]
     /// Columns that link to embedded objects (their targets are owned and deleted with the row).
     let embeddedLinkColumns: [Int]
 
@@ -24,11 +26,23 @@ final class TableBinding: Sendable {
         self.types = stored.columns.map(\.type)
         self.columnCount = stored.columns.count
         self.defaultRow = stored.columns.map(\.type.defaultValue)
+        self.plans = info.storedProperties.compactMap { property in
+            guard let column = stored.columnIndex(named: property.name) else { return nil }
+            return ColumnPlan(ordinal: property.ordinal, column: column, encode: property.accessor.encode)
+        }
         self.embeddedLinkColumns = info.storedProperties.compactMap { property in
             guard let target = property.kind.linkTarget, target is EmbeddedObject.Type else { return nil }
             return stored.columnIndex(named: property.name)
         }
     }
+}
+
+/// One stored property's slot, column and encoder: what an insert walks per property.
+struct ColumnPlan: @unchecked Sendable {
+    // @unchecked: `encode` captures only a metatype (see `PropertyAccessor`).
+    let ordinal: Int
+    let column: Int
+    let encode: (any _Persistable, _Encoder) -> Value
 }
 
 /// The classes of one realm mapped to the tables of its file, as of one schema. Immutable; a realm

@@ -13,13 +13,20 @@ final class WriteSession {
     let transaction: WriteTransaction
     /// The task that began the transaction (to tell a nested `beginWrite` from a concurrent one).
     let owner: Int?
-    private(set) var failure: RealmError?
+    // `@exclusivity(unchecked)` on this state: a session is confined to its realm's actor and none of these is
+    // accessed re-entrantly while being modified (no access is held across a call).
+    @exclusivity(unchecked) private(set) var failure: RealmError?
 
-    private var adding = Set<ObjectIdentifier>()
-    private var addDepth = 0
-    private var encoding: [(object: ObjectBase, property: PropertyInfo, slot: Any)] = []
-    private var fixups: [(object: ObjectBase, property: PropertyInfo, slot: Any)] = []
-    private var policy = Realm.UpdatePolicy.error
+    @exclusivity(unchecked) private var adding = Set<ObjectIdentifier>()
+    @exclusivity(unchecked) private var addDepth = 0
+    @exclusivity(unchecked) private var encoding:
+        [(object: ObjectBase, property: PropertyInfo, slot: any _Persistable)] = []
+    @exclusivity(unchecked) private var fixups: [(object: ObjectBase, property: PropertyInfo, slot: any _Persistable)] =
+        []
+    @exclusivity(unchecked) private var policy = Realm.UpdatePolicy.error
+    /// The binding of the class inserted last (bulk inserts are usually of one class).
+    @exclusivity(unchecked) private var lastInsert:
+        (type: ObjectIdentifier, bindings: SchemaBindings, binding: TableBinding)?
 
     init(context: RealmContext, transaction: WriteTransaction, owner: Int?) {
         self.context = context
@@ -117,8 +124,29 @@ final class WriteSession {
     private func insert(_ object: ObjectBase) -> ObjectKey? {
         guard failure == nil else { return nil }
         if object._managed != nil { return key(for: object) }
-        let info = context.info(for: type(of: object))
-        guard let binding = binding(for: info) else { return nil }
+        let type = ObjectIdentifier(Swift.type(of: object))
+        let binding: TableBinding
+        if let last = lastInsert, last.type == type, last.bindings === context.bindings {
+            binding = last.binding
+        } else {
+            let info = context.info(for: Swift.type(of: object))
+            guard let found = self.binding(for: info) else { return nil }
+            binding = found
+            lastInsert = (type, context.bindings, found)
+        }
+        let info = binding.info
+        if !info.hasLinks {
+            // No links: no cycles or nested adds to track.
+            let slots = object._slots
+            var row = binding.defaultRow
+            let encoder = _Encoder(session: self)
+            for plan in binding.plans { row[plan.column] = plan.encode(slots[plan.ordinal], encoder) }
+            guard let key = upsert(binding, row, given: nil) else { return nil }
+            object._managed = ManagedState(
+                context: context, table: binding, key: key, location: RowLocation(offset: 0, length: 0), stamp: 0)
+            object._slots = []
+            return key
+        }
         let id = ObjectIdentifier(object)
         adding.insert(id)
         let slots = object._slots
@@ -197,7 +225,7 @@ final class WriteSession {
             policy = saved
             if addDepth == 0 { applyFixups() }
         }
-        var given: [Int: Value] = [:]
+        var given = [Value?](repeating: nil, count: binding.columnCount)
         var wrongType: [String] = []
         let rejected = info.forEachGivenValue(in: value) { property, any in
             guard let converted = property.accessor.fromAny(any) else {
@@ -231,7 +259,8 @@ final class WriteSession {
             }
         }
         guard failure == nil,
-            let key = upsert(binding, row, given: update == .error ? nil : Set(given.keys))
+            let key = upsert(
+                binding, row, given: update == .error ? nil : Set(given.indices.filter { given[$0] != nil }))
         else { return nil }
         return context.makeObject(binding, key)
     }

@@ -1,9 +1,11 @@
 import ActorStorePersistence
 import Foundation
 
-/// One `@Persisted` property of a model class, as discovered from a probe instance.
-struct PropertyInfo: @unchecked Sendable {
-    // @unchecked: `kind` holds metatypes (immutable) and `accessor` closures that capture only metatypes.
+/// One `@Persisted` property of a model class, as discovered from a probe instance. A class, so that the
+/// per-object loops of inserts and creates pass it around by reference instead of copying its fields.
+final class PropertyInfo: @unchecked Sendable {
+    // @unchecked: every field is a `let`; `kind` holds metatypes (immutable) and `accessor` closures that
+    // capture only metatypes.
     let name: String
     /// Index of the property's slot in an object (its construction order).
     let ordinal: Int
@@ -15,6 +17,19 @@ struct PropertyInfo: @unchecked Sendable {
     /// The initial value of a fresh instance, encoded; nil when it differs between instances (`UUID()`,
     /// `ObjectId.generate()`, `Date()`) or is not a plain value, so each use needs a fresh instance.
     let stableDefault: Value?
+
+    init(
+        name: String, ordinal: Int, kind: _PropertyKind, options: PersistedOptions, accessor: PropertyAccessor,
+        originProperty: String?, stableDefault: Value?
+    ) {
+        self.name = name
+        self.ordinal = ordinal
+        self.kind = kind
+        self.options = options
+        self.accessor = accessor
+        self.originProperty = originProperty
+        self.stableDefault = stableDefault
+    }
 }
 
 /// The schema of one model class: its properties, primary key, and any problem found while discovering
@@ -46,6 +61,8 @@ final class ObjectSchemaInfo: @unchecked Sendable {
         self.declarationOrder = declarationOrder
         self.slotCount = slotCount
         self.primaryKey = properties.first { $0.options.primaryKey }
+        self.storedProperties = properties.filter { !$0.kind.isLinkingObjects }
+        self.hasLinks = storedProperties.contains { $0.kind.linkTarget != nil }
         self.problems = problems
         var byName: [String: Int] = [:]
         for property in properties { byName[property.name] = property.ordinal }
@@ -55,7 +72,9 @@ final class ObjectSchemaInfo: @unchecked Sendable {
     func property(named name: String) -> PropertyInfo? { byName[name].map { properties[$0] } }
 
     /// The properties stored as columns (all but `LinkingObjects`), in ordinal order.
-    var storedProperties: [PropertyInfo] { properties.filter { !$0.kind.isLinkingObjects } }
+    let storedProperties: [PropertyInfo]
+    /// Whether any stored property can refer to other objects (links, or collections of them).
+    let hasLinks: Bool
 
     /// The table schema this class maps to.
     var tableSchema: TableSchema {
@@ -139,12 +158,13 @@ enum ClassRegistry {
 
     private static func makeProbe(_ type: ObjectBase.Type) -> ObjectBase {
         let stack = ConstructionStack.current
-        let saved = (stack.values, stack.discovering, stack.managedConstruction)
+        let saved = (stack.values, stack.height, stack.discovering, stack.managedConstruction)
         stack.values = []
+        stack.height = 0
         stack.discovering = ObjectIdentifier(type)
         stack.managedConstruction = false
         let probe = type.init()
-        (stack.values, stack.discovering, stack.managedConstruction) = saved
+        (stack.values, stack.height, stack.discovering, stack.managedConstruction) = saved
         return probe
     }
 
