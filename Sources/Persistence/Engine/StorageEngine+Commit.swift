@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -227,7 +228,10 @@ final class CommitWaiter: Sendable {
         var continuation: CheckedContinuation<CommitResult, any Error>?
     }
     private let state = Locked(State())
-    static let spin: Duration = .microseconds(300)
+    /// Polling pays only with a spare core: on one or two cores the poller takes the CPU from the very
+    /// writers (and the sync thread) it waits for — measured on 2 cores, serial durable writes ran at 0.3×
+    /// the raw fdatasync rate with a 300 µs poll and 0.7× without.
+    static let spin: Duration = ProcessInfo.processInfo.activeProcessorCount >= 4 ? .microseconds(300) : .zero
 
     func complete(_ result: Result<CommitResult, StorageError>) {
         let continuation = state.withLock { s in

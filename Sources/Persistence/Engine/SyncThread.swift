@@ -16,8 +16,9 @@ final class SyncThread: Sendable {
     }
     private let state = Locked(State())
     private let semaphore = DispatchSemaphore(value: 0)
-    /// How long the thread stays awake, polling, after a round.
-    static let spin: Duration = .microseconds(100)
+    /// How long the thread stays awake, polling, after a round: only with a spare core (see
+    /// `CommitWaiter.spin`).
+    static let spin: Duration = ProcessInfo.processInfo.activeProcessorCount >= 4 ? .microseconds(100) : .zero
 
     /// Starts the thread. `round` runs the work and returns whether it was a lone commit (then the thread
     /// polls for the next one before parking); it is called after each `wake()`.
