@@ -100,11 +100,22 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
         owner._managedSet(ordinal) { session in Self.encode(current, session) }
     }
 
+    /// Realm's rule for map keys: not empty, no `.`, not starting with `$`.
+    static func isValidKey(_ key: String) -> Bool { !key.isEmpty && !key.contains(".") && !key.hasPrefix("$") }
+
     static func encode(_ dictionary: [String: Value], _ session: WriteSession?) -> ActorStorePersistence.Value {
-        .map(
-            dictionary.sorted { $0.key < $1.key }.map { key, value in
-                ActorStorePersistence.Value.MapEntry(key, value._rlmEncode(_Encoder(session: session)).raw)
-            })
+        var entries: [ActorStorePersistence.Value.MapEntry] = []
+        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
+            guard isValidKey(key) else {
+                session?.fail(
+                    RealmError(
+                        .invalidValue,
+                        "'\(key)' is not a valid Map key: keys must not be empty, contain '.', or start with '$'."))
+                continue
+            }
+            entries.append(.init(key, value._rlmEncode(_Encoder(session: session)).raw))
+        }
+        return .map(entries)
     }
 
     public var description: String { "Map<String, \(Value.self)>(\(count) entries)" }
@@ -148,7 +159,7 @@ extension Map: _Persistable {
         guard let dictionary = value as? [String: Any] else { return nil }
         let map = Map()
         for (key, item) in dictionary {
-            guard let converted = Value._rlmFromAny(item) else { return nil }
+            guard isValidKey(key), let converted = Value._rlmFromAny(item) else { return nil }
             map.storage[key] = converted
         }
         return map

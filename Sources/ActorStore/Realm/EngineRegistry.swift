@@ -10,22 +10,33 @@ enum EngineRegistry {
     private struct Entry {
         let opening: Task<StorageEngine, any Error>
         var users: Int
+        /// Opened read-only: it takes no lock and does not see later commits, so it cannot serve a writer.
+        let readOnly: Bool
     }
     private static let entries = Locked<[String: Entry]>([:])
 
     /// A reference-counted use of the engine for `key`.
     static func acquire(
-        _ key: String, open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
+        _ key: String, readOnly: Bool, open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
     ) async throws(RealmError) -> StorageEngine {
-        let task = entries.withLock { table -> Task<StorageEngine, any Error> in
+        let task = entries.withLock { table -> Task<StorageEngine, any Error>? in
             if var entry = table[key] {
+                // A read-only realm may share a writable engine (writes are refused by the realm); a writable
+                // realm cannot share a read-only one.
+                if entry.readOnly && !readOnly { return nil }
                 entry.users += 1
                 table[key] = entry
                 return entry.opening
             }
             let task = Task<StorageEngine, any Error> { try await open() }
-            table[key] = Entry(opening: task, users: 1)
+            table[key] = Entry(opening: task, users: 1, readOnly: readOnly)
             return task
+        }
+        guard let task else {
+            throw RealmError(
+                .alreadyOpen,
+                "The realm is open read-only in this process: release those Realm instances before opening it "
+                    + "writable.")
         }
         do {
             return try await task.value

@@ -93,6 +93,10 @@ public actor Realm {
     /// stops the program); another task waits for the transaction to end.
     /// - Throws: `RealmError.readOnly`, `.closed`, `.poisoned`.
     public func beginWrite() async throws {
+        if configuration.readOnly {
+            throw RealmError(
+                .readOnly, "This realm was opened with readOnly: open it with readOnly = false to change it.")
+        }
         let task = Self.currentTaskID()
         while let session = context.session {
             precondition(
@@ -129,7 +133,7 @@ public actor Realm {
         context.session = nil
         context.invalidateLocations()
         if session.failure == nil, let limit = configuration.maximumNumberOfActiveVersions,
-            context.engine.statistics.pinnedVersions >= Int(limit)
+            context.versionsPinnedByOthers() >= Int(limit)
         {
             session.fail(
                 RealmError(
@@ -152,9 +156,7 @@ public actor Realm {
             resumeNextWaiter()
             throw RealmError(error)
         }
-        if let newer = try? context.engine.snapshot(), newer.version >= context.snapshot.version {
-            context.adopt(newer)
-        }
+        context.advance()
         context.rebind()
         resumeNextWaiter()
     }
@@ -266,8 +268,22 @@ public actor Realm {
     /// ```swift
     /// let names = await realm.read { $0.objects(Dog.self).map(\.name) }
     /// ```
+    ///
+    /// While another task of this realm has a transaction open (between its `beginWrite()` and
+    /// `commitWrite()`), `read` sees the last committed version, never the transaction's uncommitted changes.
     public func read<Result: Sendable>(_ block: @Sendable (isolated Realm) throws -> Result) rethrows -> Result {
-        context.refresh()
+        guard let session = context.session else {
+            context.refresh()
+            return try block(self)
+        }
+        guard session.owner != nil, session.owner != Self.currentTaskID() else { return try block(self) }
+        // Hide the other task's transaction for the (synchronous) duration of the block.
+        context.session = nil
+        context.invalidateLocations()
+        defer {
+            context.session = session
+            context.invalidateLocations()
+        }
         return try block(self)
     }
 
@@ -336,6 +352,9 @@ public actor Realm {
     /// Rewrites the file without dead space. Writers wait only for the final switch-over.
     /// - Throws: `RealmError.readOnly`, `.diskFull`, `.ioFailure`.
     public func compact() async throws {
+        if configuration.readOnly {
+            throw RealmError(.readOnly, "This realm was opened with readOnly: it cannot compact its file.")
+        }
         do {
             try await context.engine.compact()
         } catch {

@@ -31,18 +31,21 @@ final class RealmContext {
     @exclusivity(unchecked) private(set) var stamp: UInt64 = 1
     weak var realm: Realm?
 
+    /// Takes the engine's newest snapshot. The snapshot lives only in the context afterwards, so moving
+    /// it forward does not count twice against `maximumNumberOfActiveVersions`.
     private init(
-        engine: StorageEngine, fileKey: String, configuration: Realm.Configuration, classes: [ObjectSchemaInfo],
-        snapshot: Snapshot
-    ) {
+        engine: StorageEngine, fileKey: String, configuration: Realm.Configuration, classes: [ObjectSchemaInfo]
+    ) throws(StorageError) {
+        let snapshot = try engine.snapshot()
+        let classes = configuration.objectTypes == nil ? SchemaCheck.storedClasses(snapshot) : classes
         self.engine = engine
         self.fileKey = fileKey
         self.configuration = configuration
         self.restrictedTypes = configuration.objectTypes.map { Set($0.map { ObjectIdentifier($0) }) }
         self.classes = classes
-        self.snapshot = snapshot
         self.bindings = SchemaBindings(classes: classes, store: snapshot)
         self.boundTableCount = snapshot.state.tableIDs.count
+        self.snapshot = snapshot
     }
 
     deinit {
@@ -59,20 +62,17 @@ final class RealmContext {
         var deleted = false
         while true {
             let (key, engineConfiguration) = try configuration.engineConfiguration()
-            let engine = try await EngineRegistry.acquire(key) { () async throws(StorageError) in
+            let engine = try await EngineRegistry.acquire(key, readOnly: configuration.readOnly) {
+                () async throws(StorageError) in
                 try await StorageEngine.open(engineConfiguration)
             }
-            let snapshot: Snapshot
+            let context: RealmContext
             do {
-                snapshot = try engine.snapshot()
+                context = try RealmContext(engine: engine, fileKey: key, configuration: configuration, classes: classes)
             } catch {
                 EngineRegistry.release(key)
                 throw RealmError(error)
             }
-            let context = RealmContext(
-                engine: engine, fileKey: key, configuration: configuration,
-                classes: configuration.objectTypes == nil ? SchemaCheck.storedClasses(snapshot) : classes,
-                snapshot: snapshot)
             do {
                 try await context.prepareSchema()
                 return context
@@ -130,7 +130,7 @@ final class RealmContext {
             let new = missing.filter { txn.tableID(named: $0.className) == nil }.map(\.tableSchema)
             try txn.setSchema(existing + new, version: max(configuration.schemaVersion, txn.schemaVersion))
             try await txn.commit()
-            snapshot = try engine.snapshot()
+            snapshot = try engine.snapshot(replacing: &snapshot)
         } catch {
             throw RealmError(error)
         }
@@ -158,12 +158,24 @@ final class RealmContext {
     /// - Returns: whether the version changed.
     @discardableResult
     func refresh() -> Bool {
-        guard session == nil, engine.latestVersion > snapshot.version, let newer = try? engine.snapshot() else {
+        guard session == nil, engine.latestVersion > snapshot.version else { return false }
+        return advance()
+    }
+
+    /// Moves to the newest version (inside or outside a transaction). Returns false when it could not
+    /// (the version limit; the realm then stays where it is).
+    @discardableResult
+    func advance() -> Bool {
+        guard let newer = try? engine.snapshot(replacing: &snapshot), newer.version >= snapshot.version else {
             return false
         }
         adopt(newer)
         return true
     }
+
+    /// The number of versions pinned by others (this realm's own version counts only if a frozen value or
+    /// reference shares it).
+    func versionsPinnedByOthers() -> Int { engine.pinnedVersions(besides: &snapshot) }
 
     func adopt(_ newer: Snapshot) {
         snapshot = newer

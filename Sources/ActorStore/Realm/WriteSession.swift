@@ -1,4 +1,5 @@
 import ActorStorePersistence
+import Foundation
 
 /// One write transaction of a ``Realm``: adds, creates, updates and deletes objects on the engine's
 /// transaction, and remembers the first failure.
@@ -85,6 +86,9 @@ final class WriteSession {
     /// Adds `object` (and the unmanaged objects it links to); it becomes managed. Returns its key.
     @discardableResult
     func add(_ object: ObjectBase, update: Realm.UpdatePolicy) -> ObjectKey? {
+        if update != .error, object._managed == nil, requirePrimaryKey(context.info(for: type(of: object))) == false {
+            return nil
+        }
         let saved = policy
         policy = update
         addDepth += 1
@@ -201,14 +205,34 @@ final class WriteSession {
         return run { () throws(StorageError) in try transaction.insert(binding.tableID, row) }
     }
 
+    /// `update: .modified` / `.all` find the existing object by primary key: without one they are an error.
+    private func requirePrimaryKey(_ info: ObjectSchemaInfo) -> Bool {
+        guard info.primaryKey == nil else { return true }
+        fail(
+            RealmError(
+                .invalidValue,
+                "update: .modified and .all need a primary key to find the existing object, and \(info.className) "
+                    + "has none: use update: .error (the default), or declare @Persisted(primaryKey: true)."))
+        return false
+    }
+
     // MARK: Creating
 
     /// Creates (or, with a primary key and an update policy, updates) an object from a dictionary, an array
     /// in declaration order, or an object of the same class. Returns nil on failure (recorded).
     func create(_ type: ObjectBase.Type, value: Any, update: Realm.UpdatePolicy) -> ObjectBase? {
+        guard let (binding, key) = createRow(type, value: value, update: update, nested: false) else { return nil }
+        return context.makeObject(binding, key)
+    }
+
+    /// Creates or updates the row `value` describes; nested dictionaries and arrays of link properties are
+    /// created (or, with a primary key, updated) the same way, with the same policy.
+    private func createRow(
+        _ type: ObjectBase.Type, value: Any, update: Realm.UpdatePolicy, nested: Bool
+    ) -> (TableBinding, ObjectKey)? {
         guard failure == nil else { return nil }
         let info = context.info(for: type)
-        if info.isEmbedded {
+        if info.isEmbedded && !nested {
             fail(
                 RealmError(
                     .invalidObject,
@@ -217,6 +241,7 @@ final class WriteSession {
             return nil
         }
         guard let binding = binding(for: info) else { return nil }
+        if update != .error, !info.isEmbedded, !requirePrimaryKey(info) { return nil }
         let saved = policy
         policy = update
         addDepth += 1
@@ -228,13 +253,24 @@ final class WriteSession {
         var given = [Value?](repeating: nil, count: binding.columnCount)
         var wrongType: [String] = []
         let rejected = info.forEachGivenValue(in: value) { property, any in
-            guard let converted = property.accessor.fromAny(any) else {
+            let column = binding.columns[property.ordinal]
+            switch nestedLinks(property, any, update: update) {
+            case .value(let value):
+                given[column] = value
+                return true
+            case .invalid:
+                break
+            case .notNested:
+                if let converted = property.accessor.fromAny(any) {
+                    given[column] = property.accessor.encode(converted, _Encoder(session: self))
+                    return true
+                }
+            }
+            if failure == nil {
                 wrongType.append(
                     "'\(property.name)' expects \(property.kind.swiftType), got \(Swift.type(of: any)) \(any)")
-                return false
             }
-            given[binding.columns[property.ordinal]] = property.accessor.encode(converted, _Encoder(session: self))
-            return true
+            return false
         }
         if !rejected.isEmpty {
             let unknown = rejected.filter { name in !wrongType.contains { $0.hasPrefix("'\(name)'") } }
@@ -262,7 +298,53 @@ final class WriteSession {
             let key = upsert(
                 binding, row, given: update == .error ? nil : Set(given.indices.filter { given[$0] != nil }))
         else { return nil }
-        return context.makeObject(binding, key)
+        return (binding, key)
+    }
+
+    private enum NestedValue {
+        /// The stored value of the property (links to the created or updated objects).
+        case value(Value)
+        /// A nested value that does not describe an object (or whose creation failed and was recorded).
+        case invalid
+        /// Not nested dictionaries or arrays: convert it as a plain property value.
+        case notNested
+    }
+
+    /// For a link, list, set or map of objects given as dictionaries or arrays (Realm's nested-object
+    /// form), creates each object through `createRow`, so that bad values inside are reported and primary
+    /// keys update existing objects with only the values given.
+    private func nestedLinks(_ property: PropertyInfo, _ given: Any, update: Realm.UpdatePolicy) -> NestedValue {
+        guard let target = property.kind.linkTarget, !property.kind.isLinkingObjects else { return .notNested }
+        func link(_ item: Any) -> Value? {
+            if item is NSNull { return .null }
+            if let object = item as? ObjectBase {
+                guard Swift.type(of: object) == target, let key = key(for: object) else { return nil }
+                return .link(key)
+            }
+            guard item is [String: Any] || item is [Any] else { return nil }
+            return createRow(target, value: item, update: update, nested: true).map { .link($0.1) }
+        }
+        switch property.kind.collection {
+        case .single:
+            guard given is [String: Any] || given is [Any] else { return .notNested }
+            return link(given).map(NestedValue.value) ?? .invalid
+        case .list, .set:
+            guard let items = given as? [Any] else { return .notNested }
+            var links: [Value] = []
+            for item in items {
+                guard let value = link(item), value != .null else { return .invalid }
+                if property.kind.collection == .list || !links.contains(value) { links.append(value) }
+            }
+            return .value(property.kind.collection == .list ? .list(links) : .set(links))
+        case .map:
+            guard let entries = given as? [String: Any] else { return .notNested }
+            var result: [Value.MapEntry] = []
+            for (key, item) in entries.sorted(by: { $0.key < $1.key }) {
+                guard Map<String, Int>.isValidKey(key), let value = link(item) else { return .invalid }
+                result.append(Value.MapEntry(key, value))
+            }
+            return .value(.map(result))
+        }
     }
 
     // MARK: Updating and deleting

@@ -341,11 +341,31 @@ package final class StorageEngine: Sendable {
 
     /// The newest durable version, pinned until the snapshot is released. O(1).
     /// - Throws: `.tooManyVersions` past `maximumNumberOfActiveVersions`; `.closed`.
-    package func snapshot() throws(StorageError) -> Snapshot {
+    package func snapshot() throws(StorageError) -> Snapshot { try makeSnapshot(replacing: nil) }
+
+    /// The newest durable version, for a reader about to release `old`: if `old` holds the only pin of its
+    /// version (no copy of it lives elsewhere, no other snapshot pins that version), that version does not
+    /// count against `maximumNumberOfActiveVersions`. `inout` so that uniqueness can be checked.
+    package func snapshot(replacing old: inout Snapshot) throws(StorageError) -> Snapshot {
+        try makeSnapshot(replacing: solePin(&old))
+    }
+
+    /// The number of versions pinned, not counting `own`'s when it holds the only pin of its version.
+    package func pinnedVersions(besides own: inout Snapshot) -> Int {
+        pins.count(excludingSolePinOf: solePin(&own))
+    }
+
+    private func makeSnapshot(replacing: Version?) throws(StorageError) -> Snapshot {
         let (state, region, closed) = core.withLock { ($0.published, $0.region, $0.isClosed) }
         if closed { throw StorageError(.closed, "The store at '\(path)' is closed.") }
-        let pin = try pins.pin(state.version, limit: configuration.maximumNumberOfActiveVersions)
+        let pin = try pins.pin(state.version, limit: configuration.maximumNumberOfActiveVersions, replacing: replacing)
         return Snapshot(state: state, region: region, pin: pin)
+    }
+
+    /// `snapshot`'s version if its pin object is referenced by it alone (no frozen copy shares it).
+    private func solePin(_ snapshot: inout Snapshot) -> Version? {
+        guard isKnownUniquelyReferenced(&snapshot.pin) else { return nil }
+        return snapshot.pin?.version
     }
 
     /// The newest durable version number.

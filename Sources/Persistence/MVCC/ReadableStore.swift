@@ -112,7 +112,7 @@ extension Array {
 package struct Snapshot: ReadableStore, Sendable {
     package let state: DatabaseState
     let region: MappedRegion
-    let pin: VersionPin?
+    var pin: VersionPin?
 
     package func withRowBytes<R>(
         at location: RowLocation, _ body: (RowView) throws(StorageError) -> R

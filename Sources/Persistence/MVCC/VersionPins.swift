@@ -7,9 +7,12 @@ package final class VersionPins: Sendable {
 
     /// Pins `version`; the returned token unpins it when released.
     /// - Throws: `.tooManyVersions` if that would pin more than `limit` distinct versions.
-    package func pin(_ version: Version, limit: Int?) throws(StorageError) -> VersionPin {
+    /// - Parameter replacing: a version the caller is about to release: when this is its only pin, it does
+    ///   not count against `limit` (moving a reader forward must not need room for two versions).
+    package func pin(_ version: Version, limit: Int?, replacing: Version? = nil) throws(StorageError) -> VersionPin {
         try counts.withLock { counts throws(StorageError) in
-            if let limit, counts[version] == nil, counts.count >= limit {
+            let releasing = replacing.map { $0 != version && counts[$0] == 1 } ?? false
+            if let limit, counts[version] == nil, counts.count - (releasing ? 1 : 0) >= limit {
                 throw StorageError(
                     .tooManyVersions,
                     "\(counts.count) versions are pinned by live snapshots (maximumNumberOfActiveVersions is \(limit)). "
@@ -23,6 +26,14 @@ package final class VersionPins: Sendable {
     fileprivate func unpin(_ version: Version) {
         counts.withLock { counts in
             if let n = counts[version], n > 1 { counts[version] = n - 1 } else { counts[version] = nil }
+        }
+    }
+
+    /// How many distinct versions are pinned besides `version` when `version` has a single pin (the
+    /// caller's own, about to be replaced).
+    package func count(excludingSolePinOf version: Version?) -> Int {
+        counts.withLock { counts in
+            counts.count - (version.map { counts[$0] == 1 ? 1 : 0 } ?? 0)
         }
     }
 
