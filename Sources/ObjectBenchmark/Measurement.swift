@@ -18,6 +18,15 @@ func monotonicNanos() -> UInt64 {
 @inline(__always)
 func secondsSince(_ start: UInt64) -> Double { Double(monotonicNanos() &- start) / 1e9 }
 
+/// CPU time of the calling thread in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`): what a single-threaded loop
+/// itself costs, even when other processes compete for the cores.
+@inline(__always)
+func threadCPUNanos() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+}
+
 /// User + system CPU seconds of the whole process (every thread), from `getrusage`: with other processes
 /// competing for the 2 cores, CPU time next to wall time tells waiting from working.
 func processCPUSeconds() -> Double {

@@ -19,7 +19,9 @@ enum RawIO {
     /// Appends `recordSize` bytes at the end of a fresh file and syncs it with `call`, `samples` times (after
     /// a short warm-up); returns the latency of each append + sync in nanoseconds. One durable commit asks
     /// this of the disk (ActorStore's engine appends its commit record, then `fdatasync`s).
-    static func appendSyncLatencies(path: String, samples: Int, call: SyncCall, recordSize: Int = 100) throws
+    static func appendSyncLatencies(
+        path: String, samples: Int, call: SyncCall, recordSize: Int = 100
+    ) throws
         -> [UInt64]
     {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -41,7 +43,9 @@ enum RawIO {
                     description: "pwrite wrote \(written) of \(recordSize) bytes: \(String(cString: strerror(errno)))")
             }
             let rc = call == .fsync ? fsync(fd) : fdatasync(fd)
-            guard rc == 0 else { throw Failure(description: "\(call.rawValue) failed: \(String(cString: strerror(errno)))") }
+            guard rc == 0 else {
+                throw Failure(description: "\(call.rawValue) failed: \(String(cString: strerror(errno)))")
+            }
             let elapsed = monotonicNanos() &- start
             offset += off_t(recordSize)
             if i >= warmup { latencies.append(elapsed) }
