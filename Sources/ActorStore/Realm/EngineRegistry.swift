@@ -15,8 +15,51 @@ enum EngineRegistry {
     }
     private static let entries = Locked<[String: Entry]>([:])
 
+    /// Engines no realm uses any more but that may still be alive for a moment (the sync thread finishing
+    /// its round holds one briefly). Until one is gone it holds its file's lock, so opening waits for them.
+    private static let closing = Locked<[WeakEngine]>([])
+
+    private final class WeakEngine: Sendable {
+        let key: String
+        weak let engine: StorageEngine?
+        init(_ key: String, _ engine: StorageEngine) {
+            self.key = key
+            self.engine = engine
+        }
+    }
+
+    /// Waits (at most about two seconds) until the released engines of `key` — of every key when nil —
+    /// have closed their files. Returns whether there were any.
+    @discardableResult
+    private static func waitForClosingEngines(_ key: String?) async -> Bool {
+        var waited = false
+        for _ in 0..<2000 {
+            let pending = closing.withLock { list in
+                list.removeAll { $0.engine == nil }
+                return list.contains { key == nil || $0.key == key }
+            }
+            if !pending { return waited }
+            waited = true
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return waited
+    }
+
     /// A reference-counted use of the engine for `key`.
     static func acquire(
+        _ key: String, readOnly: Bool, open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
+    ) async throws(RealmError) -> StorageEngine {
+        await waitForClosingEngines(key)
+        do {
+            return try await acquireOnce(key, readOnly: readOnly, open: open)
+        } catch let error where error.code == .alreadyOpen {
+            // The same file may be closing under another name (it was moved): wait for every engine, retry once.
+            guard await waitForClosingEngines(nil) else { throw error }
+            return try await acquireOnce(key, readOnly: readOnly, open: open)
+        }
+    }
+
+    private static func acquireOnce(
         _ key: String, readOnly: Bool, open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
     ) async throws(RealmError) -> StorageEngine {
         let task = entries.withLock { table -> Task<StorageEngine, any Error>? in
@@ -41,19 +84,21 @@ enum EngineRegistry {
         do {
             return try await task.value
         } catch {
-            release(key)
+            release(key, engine: nil)
             if let error = error as? StorageError { throw RealmError(error) }
             throw RealmError(.fileAccess, "Opening the realm failed: \(error)", underlyingError: error)
         }
     }
 
     /// Ends one use of `key`'s engine.
-    static func release(_ key: String) {
-        entries.withLock { table in
-            guard var entry = table[key] else { return }
+    static func release(_ key: String, engine: StorageEngine?) {
+        let last = entries.withLock { table -> Bool in
+            guard var entry = table[key] else { return false }
             entry.users -= 1
             table[key] = entry.users > 0 ? entry : nil
+            return entry.users == 0
         }
+        if last, let engine { closing.withLock { $0.append(WeakEngine(key, engine)) } }
     }
 
     /// Whether any realm in this process has `key` open.

@@ -50,7 +50,7 @@ final class RealmContext {
 
     deinit {
         session?.transaction.rollback()
-        EngineRegistry.release(fileKey)
+        EngineRegistry.release(fileKey, engine: engine)
     }
 
     var fileID: String { fileKey }
@@ -70,7 +70,7 @@ final class RealmContext {
             do {
                 context = try RealmContext(engine: engine, fileKey: key, configuration: configuration, classes: classes)
             } catch {
-                EngineRegistry.release(key)
+                EngineRegistry.release(key, engine: engine)
                 throw RealmError(error)
             }
             do {
