@@ -55,7 +55,9 @@ public final class List<Element: _RealmCollectionValue>: RandomAccessCollection,
     }
 
     private func decode(_ value: Value) -> Element {
-        guard let element = Element._rlmDecodeElement(_StoredValue(value), _Decoder(context: owner?._managed?.context))
+        guard
+            let element = Element._rlmDecodeElement(_StoredValue(value), _Decoder(context: owner?._managed?.context))
+                ?? Element._rlmElementFallback
         else {
             // Only a link to an object of a class this realm cannot map gets here: a broken invariant.
             preconditionFailure("A stored List<\(Element.self)> element could not be read: \(value).")
@@ -134,19 +136,20 @@ public final class List<Element: _RealmCollectionValue>: RandomAccessCollection,
     /// Removes every element (objects stay in the realm; embedded objects are deleted).
     public func removeAll() { replaceSubrange(0..<count, with: EmptyCollection()) }
 
-    /// Moves the element at `from` to `to`.
+    /// Moves the element at `from` to `to` (one change, so embedded objects are never orphaned midway).
     public func move(from: Int, to: Int) {
-        let element = remove(at: from)
-        insert(element, at: to)
+        var elements = Array(self)
+        let element = elements.remove(at: from)
+        elements.insert(element, at: to)
+        replaceSubrange(0..<count, with: elements)
     }
 
-    /// Swaps two elements.
+    /// Swaps two elements (one change).
     public func swapAt(_ i: Int, _ j: Int) {
         guard i != j else { return }
-        let a = self[i]
-        let b = self[j]
-        self[i] = b
-        self[j] = a
+        var elements = Array(self)
+        elements.swapAt(i, j)
+        replaceSubrange(0..<count, with: elements)
     }
 
     public var description: String { "List<\(Element.self)>(\(count) elements)" }
@@ -213,5 +216,31 @@ extension List: _Persistable {
         object._managedSet(ordinal) { session in
             .list(elements.map { $0._rlmEncodeElement(_Encoder(session: session)).raw })
         }
+    }
+}
+
+/// A collection's contents as `Any`, so that copying an object (`create(_:value:)` with an object) can
+/// copy what its lists, sets and maps hold — embedded objects included.
+protocol AnyElements {
+    var anyElements: [Any] { get }
+    var anyEntries: [String: Any]? { get }
+}
+
+extension List: AnyElements {
+    var anyElements: [Any] { map { $0 as Any } }
+    var anyEntries: [String: Any]? { nil }
+}
+
+extension MutableSet: AnyElements {
+    var anyElements: [Any] { map { $0 as Any } }
+    var anyEntries: [String: Any]? { nil }
+}
+
+extension Map: AnyElements {
+    var anyElements: [Any] { [] }
+    var anyEntries: [String: Any]? {
+        var result: [String: Any] = [:]
+        for (key, value) in self { result[key as String] = value as Any }
+        return result
     }
 }

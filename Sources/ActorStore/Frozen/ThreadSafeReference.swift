@@ -15,7 +15,7 @@ public final class ThreadSafeReference<Confined>: Sendable {
     enum Target: Sendable {
         case object(className: String, key: ObjectKey)
         case results(className: String)
-        case list(className: String, key: ObjectKey, property: String)
+        case list(owner: ObjectSchemaInfo, key: ObjectKey, property: String)
     }
 
     let target: Target
@@ -57,7 +57,7 @@ public final class ThreadSafeReference<Confined>: Sendable {
             preconditionFailure("Cannot make a ThreadSafeReference to an unmanaged List.")
         }
         self.init(
-            target: .list(className: managed.table.info.className, key: managed.key, property: property),
+            target: .list(owner: managed.table.info, key: managed.key, property: property),
             context: managed.context)
     }
 
@@ -94,9 +94,8 @@ extension Realm {
     /// The list a reference points to, live in this realm, or nil if its owner was deleted.
     public func resolve<E>(_ reference: ThreadSafeReference<List<E>>) -> List<E>? {
         reference.claim(in: context)
-        guard case .list(let className, let key, let property) = reference.target,
-            let binding = context.bindings.byName[className],
-            let owner = context.object(binding.info.type, key: key),
+        guard case .list(let info, let key, let property) = reference.target,
+            let owner = context.object(info.type, key: key),
             let list = owner[property] as? List<E>
         else { return nil }
         return list

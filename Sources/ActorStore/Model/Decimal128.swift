@@ -86,7 +86,7 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
         }
         guard sawDigit else { return nil }
         if let c = chars.first, c == "e" || c == "E" {
-            guard let e = Int(chars.dropFirst()), abs(e) < 100_000 else { return nil }
+            guard let e = Int(chars.dropFirst()), e > -100_000, e < 100_000 else { return nil }
             exponent += e
         } else if !chars.isEmpty {
             return nil

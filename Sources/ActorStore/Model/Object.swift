@@ -36,6 +36,10 @@ open class ObjectBase: CustomStringConvertible {
             stack.lastClass = id
             stack.lastSlotCount = count
         }
+        precondition(
+            count <= stack.height,
+            "\(Self.self)'s @Persisted values were initialised on another thread: Object subclasses need a "
+                + "synchronous designated init (an `async` init may resume elsewhere). Use a convenience init.")
         let base = stack.height - count
         _slotBase = base
         if stack.managedConstruction {
@@ -130,12 +134,16 @@ open class ObjectBase: CustomStringConvertible {
     @usableFromInline final func _persistedGet<V: _Persistable>(_ ordinal: Int) -> V {
         if _managed != nil { return V._rlmGet(self, ordinal) }
         if _isProbe { _probeAccess = ordinal }
+        // No slots while a managed object is being constructed (its init() may read its properties).
+        guard ordinal < _slots.count else { return V._rlmDefault }
         return _slots[ordinal] as? V ?? V._rlmDefault
     }
 
     /// Writes the property `ordinal`.
     @usableFromInline final func _persistedSet<V: _Persistable>(_ ordinal: Int, _ value: V) {
         if _managed != nil { return V._rlmSet(self, ordinal, value) }
+        // An init() setting properties of an object being constructed as managed: the realm's row wins.
+        guard ordinal < _slots.count else { return }
         _slots[ordinal] = value
     }
 
@@ -149,7 +157,7 @@ open class ObjectBase: CustomStringConvertible {
     final func _managedSet(_ ordinal: Int, _ makeValue: (WriteSession) -> Value) {
         guard let managed = _managed else { return }
         let session = managed.context.requireWriteSession(for: "set a property of a \(managed.table.info.className)")
-        session.update(self, ordinal: ordinal, value: makeValue(session))
+        session.set(self, ordinal: ordinal, makeValue)
     }
 }
 
@@ -237,4 +245,5 @@ extension ObjectBase: _OptionalPersistable, _RealmCollectionValue {
     }
     public func _rlmEncodeElement(_ encoder: _Encoder) -> _StoredValue { _rlmEncodeWrapped(encoder) }
     public static func _rlmElementFromAny(_ value: Any) -> Self? { _rlmWrappedFromAny(value) }
+    public static var _rlmElementFallback: Self? { nil }
 }

@@ -70,6 +70,8 @@ public protocol _RealmCollectionValue {
     static func _rlmDecodeElement(_ stored: _StoredValue, _ decoder: _Decoder) -> Self?
     func _rlmEncodeElement(_ encoder: _Encoder) -> _StoredValue
     static func _rlmElementFromAny(_ value: Any) -> Self?
+    /// What an element that cannot be read (an enum case no longer declared) reads as; nil for objects.
+    static var _rlmElementFallback: Self? { get }
 }
 
 /// A persistable value type (not a link or collection): numbers, `Bool`, `String`, `Data`, `Date`, `UUID`,
@@ -95,6 +97,7 @@ extension _PersistableScalar {
     public func _rlmEncodeElement(_ encoder: _Encoder) -> _StoredValue { _rlmToStored }
     public static func _rlmElementFromAny(_ value: Any) -> Self? { _rlmScalarFromAny(value) }
     public static func _rlmScalarFromAny(_ value: Any) -> Self? { value as? Self }
+    public static var _rlmElementFallback: Self? { _rlmScalarDefault }
 }
 
 /// Numbers given as another numeric type (`2` for a `Double` property, `NSNumber`) convert when exact.

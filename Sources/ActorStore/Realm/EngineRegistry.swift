@@ -12,6 +12,8 @@ enum EngineRegistry {
         var users: Int
         /// Opened read-only: it takes no lock and does not see later commits, so it cannot serve a writer.
         let readOnly: Bool
+        /// The engine's durability: a realm asking for another would silently get this one.
+        let durable: Bool
     }
     private static let entries = Locked<[String: Entry]>([:])
 
@@ -47,40 +49,38 @@ enum EngineRegistry {
 
     /// A reference-counted use of the engine for `key`.
     static func acquire(
-        _ key: String, readOnly: Bool, open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
+        _ key: String, readOnly: Bool, durable: Bool,
+        open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
     ) async throws(RealmError) -> StorageEngine {
         await waitForClosingEngines(key)
         do {
-            return try await acquireOnce(key, readOnly: readOnly, open: open)
+            return try await acquireOnce(key, readOnly: readOnly, durable: durable, open: open)
         } catch let error where error.code == .alreadyOpen {
             // The same file may be closing under another name (it was moved): wait for every engine, retry once.
             guard await waitForClosingEngines(nil) else { throw error }
-            return try await acquireOnce(key, readOnly: readOnly, open: open)
+            return try await acquireOnce(key, readOnly: readOnly, durable: durable, open: open)
         }
     }
 
     private static func acquireOnce(
-        _ key: String, readOnly: Bool, open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
+        _ key: String, readOnly: Bool, durable: Bool,
+        open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
     ) async throws(RealmError) -> StorageEngine {
-        let task = entries.withLock { table -> Task<StorageEngine, any Error>? in
+        let found = entries.withLock { table -> Result<Task<StorageEngine, any Error>, RealmError> in
             if var entry = table[key] {
                 // A read-only realm may share a writable engine (writes are refused by the realm); a writable
                 // realm cannot share a read-only one.
-                if entry.readOnly && !readOnly { return nil }
+                if entry.readOnly && !readOnly { return .failure(Self.readOnlyConflict) }
+                if entry.durable != durable && !readOnly { return .failure(Self.durabilityConflict(entry.durable)) }
                 entry.users += 1
                 table[key] = entry
-                return entry.opening
+                return .success(entry.opening)
             }
             let task = Task<StorageEngine, any Error> { try await open() }
-            table[key] = Entry(opening: task, users: 1, readOnly: readOnly)
-            return task
+            table[key] = Entry(opening: task, users: 1, readOnly: readOnly, durable: durable)
+            return .success(task)
         }
-        guard let task else {
-            throw RealmError(
-                .alreadyOpen,
-                "The realm is open read-only in this process: release those Realm instances before opening it "
-                    + "writable.")
-        }
+        let task = try found.get()
         do {
             return try await task.value
         } catch {
@@ -88,6 +88,17 @@ enum EngineRegistry {
             if let error = error as? StorageError { throw RealmError(error) }
             throw RealmError(.fileAccess, "Opening the realm failed: \(error)", underlyingError: error)
         }
+    }
+
+    private static let readOnlyConflict = RealmError(
+        .alreadyOpen,
+        "The realm is open read-only in this process: release those Realm instances before opening it writable.")
+
+    private static func durabilityConflict(_ durable: Bool) -> RealmError {
+        RealmError(
+            .alreadyOpen,
+            "The realm is already open in this process with durability \(durable ? ".full" : ".none"): every "
+                + "writable Realm on a file must use the same durability.")
     }
 
     /// Ends one use of `key`'s engine.

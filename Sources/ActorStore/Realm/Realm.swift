@@ -72,14 +72,16 @@ public actor Realm {
 
     private func performWrite<Result>(_ block: (isolated Realm) throws -> Result) async throws -> Result {
         try await beginWrite()
+        let session = context.session
         let result: Result
         do {
             result = try block(self)
         } catch {
-            if isInWriteTransaction { cancelWrite() }
+            if session != nil, context.session === session { cancelWrite() }
             throw error
         }
-        try await commitWrite()
+        // The block may have ended the transaction itself (cancelWrite(), invalidate()).
+        if session != nil, context.session === session { try await commitWrite() }
         return result
     }
 
@@ -145,6 +147,7 @@ public actor Realm {
         }
         if let failure = session.failure {
             session.transaction.rollback()
+            context.advance()
             context.rebind()
             resumeNextWaiter()
             throw failure
@@ -152,11 +155,13 @@ public actor Realm {
         do {
             try await session.transaction.commit()
         } catch {
+            context.advance()
             context.rebind()
             resumeNextWaiter()
             throw RealmError(error)
         }
-        context.advance()
+        // The commit is acknowledged: the realm must see it, even past the version limit (checked above).
+        context.advance(ignoringLimit: true)
         context.rebind()
         resumeNextWaiter()
     }
@@ -169,6 +174,8 @@ public actor Realm {
         context.session = nil
         session.transaction.rollback()
         context.invalidateLocations()
+        // Stay at (at least) the version the transaction started from: objects read in it stay valid.
+        context.advance()
         context.rebind()
         resumeNextWaiter()
     }
@@ -213,7 +220,9 @@ public actor Realm {
     /// try await realm.add(fido)
     /// ```
     public func add(_ object: sending ObjectBase, update: UpdatePolicy = .error) async throws {
-        if isInWriteTransaction { return addInTransaction(object, update: update) }
+        if let session = context.session, session.owner == Self.currentTaskID() {
+            return addInTransaction(object, update: update)
+        }
         try await beginWrite()
         addInTransaction(object, update: update)
         try await commitWrite()
@@ -272,19 +281,26 @@ public actor Realm {
     /// While another task of this realm has a transaction open (between its `beginWrite()` and
     /// `commitWrite()`), `read` sees the last committed version, never the transaction's uncommitted changes.
     public func read<Result: Sendable>(_ block: @Sendable (isolated Realm) throws -> Result) rethrows -> Result {
-        guard let session = context.session else {
-            context.refresh()
+        try outsideOthersTransaction {
+            if context.session == nil { context.refresh() }
             return try block(self)
         }
-        guard session.owner != nil, session.owner != Self.currentTaskID() else { return try block(self) }
-        // Hide the other task's transaction for the (synchronous) duration of the block.
+    }
+
+    /// Runs `body` seeing this task's view: when another task has a transaction open (between its
+    /// `beginWrite()` and `commitWrite()`), the last committed version instead of its uncommitted changes.
+    private func outsideOthersTransaction<R>(_ body: () throws -> R) rethrows -> R {
+        guard let session = context.session, session.owner != nil, session.owner != Self.currentTaskID() else {
+            return try body()
+        }
+        // Hide the other task's transaction for the (synchronous) duration of `body`.
         context.session = nil
         context.invalidateLocations()
         defer {
             context.session = session
             context.invalidateLocations()
         }
-        return try block(self)
+        return try body()
     }
 
     /// All objects of a class, as a lazy, live ``Results``.
@@ -322,11 +338,13 @@ public actor Realm {
 
     /// Whether the realm has no objects.
     public var isEmpty: Bool {
-        context.withStore { store in store.state.tableIDs.values.allSatisfy { store.count($0) == 0 } }
+        outsideOthersTransaction {
+            context.withStore { store in store.state.tableIDs.values.allSatisfy { store.count($0) == 0 } }
+        }
     }
 
     /// The version the realm currently sees (increases with each commit to the file).
-    public var version: UInt64 { context.version.rawValue }
+    public var version: UInt64 { outsideOthersTransaction { context.version.rawValue } }
 
     // MARK: Freezing and references
 
@@ -335,8 +353,10 @@ public actor Realm {
     ///
     /// Inside a write transaction it freezes the version the transaction started from.
     public func freeze() -> FrozenRealm {
-        context.refresh()
-        return FrozenRealm(FrozenContext(context))
+        outsideOthersTransaction {
+            if context.session == nil { context.refresh() }
+            return FrozenRealm(FrozenContext(context))
+        }
     }
 
     // MARK: Files

@@ -62,7 +62,9 @@ final class RealmContext {
         var deleted = false
         while true {
             let (key, engineConfiguration) = try configuration.engineConfiguration()
-            let engine = try await EngineRegistry.acquire(key, readOnly: configuration.readOnly) {
+            let engine = try await EngineRegistry.acquire(
+                key, readOnly: configuration.readOnly, durable: configuration.durability == .full
+            ) {
                 () async throws(StorageError) in
                 try await StorageEngine.open(engineConfiguration)
             }
@@ -101,12 +103,14 @@ final class RealmContext {
         }
         let differences = SchemaCheck.differences(classes, snapshot)
         let versionBump = hasTables && storedVersion < configuration.schemaVersion
-        if !differences.isEmpty {
+        // Index changes need no migration: they are applied whatever the version.
+        let structural = differences.filter { !$0.hasPrefix(SchemaCheck.indexChangePrefix) }
+        if !structural.isEmpty {
             guard versionBump, !configuration.readOnly else {
                 throw RealmError(
                     .schemaMismatch,
                     "The model classes do not match the schema stored in the file (schema version "
-                        + "\(storedVersion)): " + differences.joined(separator: "; ")
+                        + "\(storedVersion)): " + structural.joined(separator: "; ")
                         + (configuration.readOnly
                             ? ". A read-only realm cannot be migrated; open it writable once."
                             : ". Increase Configuration.schemaVersion above \(storedVersion) to migrate automatically "
@@ -115,7 +119,13 @@ final class RealmContext {
             }
         }
         let missing = classes.filter { snapshot.tableID(named: $0.className) == nil }
-        guard !configuration.readOnly, !missing.isEmpty || versionBump || !hasTables else { return }
+        // Record a higher schema version only when every stored table was checked against a class (without
+        // objectTypes, tables of classes not yet used are not): else a later open could no longer migrate them.
+        let covered = snapshot.state.tableIDs.keys.allSatisfy { name in classes.contains { $0.className == name } }
+        let newVersion = versionBump && covered ? configuration.schemaVersion : storedVersion
+        guard !configuration.readOnly,
+            !missing.isEmpty || !differences.isEmpty || newVersion != storedVersion || !hasTables
+        else { return }
         do throws(StorageError) {
             let txn = try await engine.beginWrite()
             let existing: [TableSchema]
@@ -128,7 +138,8 @@ final class RealmContext {
                 throw StorageError(.schemaMismatch, error.message)
             }
             let new = missing.filter { txn.tableID(named: $0.className) == nil }.map(\.tableSchema)
-            try txn.setSchema(existing + new, version: max(configuration.schemaVersion, txn.schemaVersion))
+            try txn.setSchema(
+                existing + new, version: hasTables ? max(newVersion, txn.schemaVersion) : configuration.schemaVersion)
             try await txn.commit()
             snapshot = try engine.snapshot(replacing: &snapshot)
         } catch {
@@ -165,10 +176,9 @@ final class RealmContext {
     /// Moves to the newest version (inside or outside a transaction). Returns false when it could not
     /// (the version limit; the realm then stays where it is).
     @discardableResult
-    func advance() -> Bool {
-        guard let newer = try? engine.snapshot(replacing: &snapshot), newer.version >= snapshot.version else {
-            return false
-        }
+    func advance(ignoringLimit: Bool = false) -> Bool {
+        let newer = try? engine.snapshot(replacing: &snapshot, ignoringLimit: ignoringLimit)
+        guard let newer, newer.version >= snapshot.version else { return false }
         adopt(newer)
         return true
     }
@@ -207,9 +217,18 @@ final class RealmContext {
             let added = SchemaCheck.closure(of: [info]).filter { new in !classes.contains { $0 === new } }
             // A class joining after open was not checked then: check it now, and refuse writes if it does
             // not fit (reads map columns by name and read missing ones as defaults).
+            let differences = withStore { SchemaCheck.differences(added, $0) }.filter {
+                !$0.hasPrefix(SchemaCheck.indexChangePrefix)
+            }
             let problems =
                 SchemaCheck.problems(added, restrictedTo: configuration.objectTypes)
-                + withStore { SchemaCheck.differences(added, $0) }
+                + (differences.isEmpty
+                    ? []
+                    : differences
+                        + [
+                            "list the model classes in Configuration.objectTypes and raise schemaVersion, so that "
+                                + "opening the realm checks and migrates them"
+                        ])
             if !problems.isEmpty {
                 for new in added { joinProblems[ObjectIdentifier(new.type)] = problems.joined(separator: "; ") }
             }
@@ -305,6 +324,12 @@ final class RealmContext {
         guard let session else {
             preconditionFailure(
                 "Cannot \(action) outside of a write transaction: wrap the change in `try await realm.write { … }`.")
+        }
+        if let owner = session.owner {
+            precondition(
+                owner == withUnsafeCurrentTask(body: { $0?.hashValue }),
+                "Cannot \(action) outside of a write transaction: the transaction open on this realm belongs to "
+                    + "another task. Wrap the change in `try await realm.write { … }`.")
         }
         return session
     }

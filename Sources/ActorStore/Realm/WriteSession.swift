@@ -25,6 +25,8 @@ final class WriteSession {
     @exclusivity(unchecked) private var fixups: [(object: ObjectBase, property: PropertyInfo, slot: any _Persistable)] =
         []
     @exclusivity(unchecked) private var policy = Realm.UpdatePolicy.error
+    /// The row and column a property set is encoding a value for (see `set`).
+    @exclusivity(unchecked) private var target: (table: TableID, key: ObjectKey, column: Int)?
     /// The binding of the class inserted last (bulk inserts are usually of one class).
     @exclusivity(unchecked) private var lastInsert:
         (type: ObjectIdentifier, bindings: SchemaBindings, binding: TableBinding)?
@@ -102,6 +104,24 @@ final class WriteSession {
 
     /// The key to store for a link to `object`, adding it first if it is unmanaged.
     func key(for object: ObjectBase) -> ObjectKey? {
+        if object is EmbeddedObject, let managed = object._managed, managed.context.fileKey == context.fileKey {
+            // An embedded object has one parent: it may be linked again only by the property that owns it.
+            let owners = transaction.backlinks(to: managed.table.tableID, managed.key)
+            let ownedHere = owners.allSatisfy { owner in
+                guard let target else { return false }
+                return owner.source == target.table && owner.key == target.key && owner.column == target.column
+            }
+            guard ownedHere else {
+                fail(
+                    RealmError(
+                        .invalidObject,
+                        "This \(managed.table.info.className) is an embedded object already owned by another object: "
+                            + "embedded objects have exactly one parent. Assign a new \(managed.table.info.className) "
+                            + "instead, or copy it with create(_:value:)."))
+                return nil
+            }
+            return managed.key
+        }
         if let managed = object._managed {
             guard managed.context === context || managed.context.fileKey == context.fileKey else {
                 fail(
@@ -241,7 +261,7 @@ final class WriteSession {
             return nil
         }
         guard let binding = binding(for: info) else { return nil }
-        if update != .error, !info.isEmbedded, !requirePrimaryKey(info) { return nil }
+        if update != .error, !nested, !requirePrimaryKey(info) { return nil }
         let saved = policy
         policy = update
         addDepth += 1
@@ -318,7 +338,12 @@ final class WriteSession {
         func link(_ item: Any) -> Value? {
             if item is NSNull { return .null }
             if let object = item as? ObjectBase {
-                guard Swift.type(of: object) == target, let key = key(for: object) else { return nil }
+                guard Swift.type(of: object) == target else { return nil }
+                if object is EmbeddedObject, object.isManaged {
+                    // Copying an object copies the embedded objects it owns (they have one parent each).
+                    return createRow(target, value: object, update: .error, nested: true).map { .link($0.1) }
+                }
+                guard let key = key(for: object) else { return nil }
                 return .link(key)
             }
             guard item is [String: Any] || item is [Any] else { return nil }
@@ -326,10 +351,12 @@ final class WriteSession {
         }
         switch property.kind.collection {
         case .single:
-            guard given is [String: Any] || given is [Any] else { return .notNested }
+            guard given is [String: Any] || given is [Any] || (given as? EmbeddedObject)?.isManaged == true else {
+                return .notNested
+            }
             return link(given).map(NestedValue.value) ?? .invalid
         case .list, .set:
-            guard let items = given as? [Any] else { return .notNested }
+            guard let items = given as? [Any] ?? (given as? AnyElements)?.anyElements else { return .notNested }
             var links: [Value] = []
             for item in items {
                 guard let value = link(item), value != .null else { return .invalid }
@@ -337,7 +364,9 @@ final class WriteSession {
             }
             return .value(property.kind.collection == .list ? .list(links) : .set(links))
         case .map:
-            guard let entries = given as? [String: Any] else { return .notNested }
+            guard let entries = given as? [String: Any] ?? (given as? AnyElements)?.anyEntries else {
+                return .notNested
+            }
             var result: [Value.MapEntry] = []
             for (key, item) in entries.sorted(by: { $0.key < $1.key }) {
                 guard Map<String, Int>.isValidKey(key), let value = link(item) else { return .invalid }
@@ -350,6 +379,17 @@ final class WriteSession {
     // MARK: Updating and deleting
 
     /// Sets one property of a managed object.
+    /// Sets one property of a managed object to the value `makeValue` encodes. While it encodes, embedded
+    /// objects already owned by exactly this property may be linked again (a list being reordered).
+    func set(_ object: ObjectBase, ordinal: Int, _ makeValue: (WriteSession) -> Value) {
+        guard let managed = object._managed else { return }
+        let saved = target
+        target = (managed.table.tableID, managed.key, managed.table.columns[ordinal])
+        let value = makeValue(self)
+        target = saved
+        update(object, ordinal: ordinal, value: value)
+    }
+
     func update(_ object: ObjectBase, ordinal: Int, value: Value) {
         guard failure == nil, let managed = object._managed else { return }
         guard managed.context === context else {

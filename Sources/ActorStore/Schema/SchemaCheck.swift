@@ -94,6 +94,9 @@ enum SchemaCheck {
     /// are positional), the object layer ignores it.
     static let retiredPrefix = "__removed_"
 
+    /// How ``differences(_:_:)`` starts an index-only difference (applied without a migration).
+    static let indexChangePrefix = "the index on "
+
     static func isRetired(_ name: String) -> Bool { name.hasPrefix(retiredPrefix) }
 
     /// The stored schema migrated to `classes`: added properties become new columns at the end (existing
@@ -173,7 +176,7 @@ enum SchemaCheck {
                 } else if before.isPrimaryKey != column.isPrimaryKey {
                     differences.append("the primary key of \(info.className) changed")
                 } else {
-                    differences.append("the index on '\(info.className).\(column.name)' was added or removed")
+                    differences.append("\(indexChangePrefix)'\(info.className).\(column.name)' was added or removed")
                 }
             }
         }

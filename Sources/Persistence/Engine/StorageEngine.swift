@@ -346,8 +346,10 @@ package final class StorageEngine: Sendable {
     /// The newest durable version, for a reader about to release `old`: if `old` holds the only pin of its
     /// version (no copy of it lives elsewhere, no other snapshot pins that version), that version does not
     /// count against `maximumNumberOfActiveVersions`. `inout` so that uniqueness can be checked.
-    package func snapshot(replacing old: inout Snapshot) throws(StorageError) -> Snapshot {
-        try makeSnapshot(replacing: solePin(&old))
+    /// - Parameter ignoringLimit: pin even past the limit (for a writer that must see its acknowledged
+    ///   commit; the limit was checked before committing).
+    package func snapshot(replacing old: inout Snapshot, ignoringLimit: Bool = false) throws(StorageError) -> Snapshot {
+        try makeSnapshot(replacing: solePin(&old), ignoringLimit: ignoringLimit)
     }
 
     /// The number of versions pinned, not counting `own`'s when it holds the only pin of its version.
@@ -355,10 +357,11 @@ package final class StorageEngine: Sendable {
         pins.count(excludingSolePinOf: solePin(&own))
     }
 
-    private func makeSnapshot(replacing: Version?) throws(StorageError) -> Snapshot {
+    private func makeSnapshot(replacing: Version?, ignoringLimit: Bool = false) throws(StorageError) -> Snapshot {
         let (state, region, closed) = core.withLock { ($0.published, $0.region, $0.isClosed) }
         if closed { throw StorageError(.closed, "The store at '\(path)' is closed.") }
-        let pin = try pins.pin(state.version, limit: configuration.maximumNumberOfActiveVersions, replacing: replacing)
+        let limit = ignoringLimit ? nil : configuration.maximumNumberOfActiveVersions
+        let pin = try pins.pin(state.version, limit: limit, replacing: replacing)
         return Snapshot(state: state, region: region, pin: pin)
     }
 

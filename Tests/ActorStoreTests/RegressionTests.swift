@@ -1,0 +1,261 @@
+import ActorStore
+import Foundation
+import Testing
+
+// Regression tests for defects found in review; each states the behaviour that now holds.
+
+final class RegDog: Object {
+    @Persisted var name = ""
+}
+
+final class RegAddress: EmbeddedObject {
+    @Persisted var street = ""
+}
+
+final class RegContact: Object {
+    @Persisted var name = ""
+    @Persisted var address: RegAddress?
+    @Persisted var addresses: List<RegAddress>
+}
+
+final class RegTag: Object {
+    @Persisted var label = ""
+}
+
+final class RegBook: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var title = ""
+    @Persisted var note: RegTag?
+}
+
+final class RegOwner: Object {
+    @Persisted var name = ""
+    @Persisted var items: List<String>
+}
+
+final class RegInitSetter: Object {
+    @Persisted var count = 0
+    required init() {
+        super.init()
+        count = 5
+    }
+}
+
+enum RegMigV1 { final class RegMigPet: Object { @Persisted var name = "" } }
+enum RegMigV2 {
+    final class RegMigPet: Object {
+        @Persisted var name = ""
+        @Persisted var age = 0
+    }
+}
+enum RegIdxV1 { final class RegIdxPet: Object { @Persisted var name = "" } }
+enum RegIdxV2 { final class RegIdxPet: Object { @Persisted(indexed: true) var name = "" } }
+enum RegTasteFull: String, PersistableEnum { case sweet, bitter }
+enum RegTasteShort: String, PersistableEnum { case sweet }
+enum RegEnumV1 { final class RegEnumPet: Object { @Persisted var tastes: List<RegTasteFull> } }
+enum RegEnumV2 { final class RegEnumPet: Object { @Persisted var tastes: List<RegTasteShort> } }
+
+private func config(
+    _ url: URL = temporaryRealmURL(), version: UInt64 = 0, types: [ObjectBase.Type]? = nil
+)
+    -> Realm.Configuration
+{
+    var configuration = Realm.Configuration(fileURL: url, schemaVersion: version, objectTypes: types)
+    configuration.durability = .none
+    return configuration
+}
+
+private func holdTransactionThenCancel(_ realm: isolated Realm, createDog: Bool) async throws {
+    try await realm.beginWrite()
+    if createDog { realm.create(RegDog.self, value: ["name": "uncommitted"]) }
+    try await Task.sleep(for: .milliseconds(300))
+    realm.cancelWrite()
+}
+
+private func readThenCancel(_ realm: isolated Realm) async throws -> (Bool, Bool) {
+    try await realm.beginWrite()
+    let dog = realm.objects(RegDog.self).first!
+    let before = dog.isInvalidated
+    realm.cancelWrite()
+    return (before, dog.isInvalidated)
+}
+
+@Suite(.serialized) struct RegressionTests {
+    @Test func asyncAddFromAnotherTaskDoesNotJoinItsTransaction() async throws {
+        let realm = try await Realm(configuration: config(types: [RegDog.self]))
+        let holder = Task { try await holdTransactionThenCancel(realm, createDog: false) }
+        try await Task.sleep(for: .milliseconds(80))
+        let dog = RegDog()
+        dog.name = "Rex"
+        try await realm.add(dog)  // waits for the other transaction, then commits its own
+        try await holder.value
+        #expect(await realm.read { $0.objects(RegDog.self).count } == 1)
+    }
+
+    @Test func actorMembersDoNotSeeAnotherTasksOpenTransaction() async throws {
+        let realm = try await Realm(configuration: config(types: [RegDog.self]))
+        let holder = Task { try await holdTransactionThenCancel(realm, createDog: true) }
+        try await Task.sleep(for: .milliseconds(80))
+        #expect(await realm.isEmpty)
+        #expect(await realm.read { $0.objects(RegDog.self).count } == 0)
+        #expect(await realm.freeze().objects(RegDog.self).isEmpty)
+        try await holder.value
+        #expect(await realm.isEmpty)
+    }
+
+    @Test func aManagedEmbeddedObjectCannotGetASecondParent() async throws {
+        let realm = try await Realm(configuration: config(types: [RegContact.self, RegAddress.self]))
+        do {
+            try await realm.write { realm in
+                let c1 = realm.create(RegContact.self, value: ["name": "c1", "address": ["street": "Main"]])
+                let c2 = realm.create(RegContact.self, value: ["name": "c2"])
+                c2.address = c1.address
+            }
+            Issue.record("sharing an embedded object committed")
+        } catch let error as RealmError {
+            #expect(error.code == .invalidObject)
+            #expect(error.message.contains("one parent"))
+        }
+        #expect(await realm.read { $0.objects(RegContact.self).isEmpty })
+    }
+
+    @Test func copyingAnObjectCopiesItsEmbeddedObjects() async throws {
+        let realm = try await Realm(configuration: config(types: [RegContact.self, RegAddress.self]))
+        try await realm.write { realm in
+            let original = realm.create(
+                RegContact.self, value: ["name": "orig", "address": ["street": "Main"], "addresses": [["street": "A"]]])
+            let copy = realm.create(RegContact.self, value: original)
+            copy.name = "copy"
+        }
+        try await realm.write { realm in realm.delete(realm.objects(RegContact.self).first { $0.name == "orig" }!) }
+        let copy = await realm.read { realm -> [String] in
+            let copy = realm.objects(RegContact.self).first { $0.name == "copy" }
+            return [copy?.address?.street ?? "nil"] + (copy?.addresses.map(\.street) ?? [])
+        }
+        #expect(copy == ["Main", "A"])
+    }
+
+    @Test func reorderingAListOfEmbeddedObjectsKeepsThem() async throws {
+        let realm = try await Realm(configuration: config(types: [RegContact.self, RegAddress.self]))
+        try await realm.write { realm in
+            realm.create(
+                RegContact.self,
+                value: ["name": "c", "addresses": [["street": "A"], ["street": "B"], ["street": "C"]]])
+        }
+        try await realm.write { realm in realm.objects(RegContact.self).first!.addresses.move(from: 0, to: 2) }
+        #expect(await realm.read { $0.objects(RegContact.self).first!.addresses.map(\.street) } == ["B", "C", "A"])
+        try await realm.write { realm in realm.objects(RegContact.self).first!.addresses.swapAt(0, 1) }
+        #expect(await realm.read { $0.objects(RegContact.self).first!.addresses.map(\.street) } == ["C", "B", "A"])
+    }
+
+    @Test func nestedObjectsWithoutAPrimaryKeyAreCreatedInUpdateMode() async throws {
+        let realm = try await Realm(configuration: config(types: [RegBook.self, RegTag.self]))
+        try await realm.write { realm in
+            realm.create(RegBook.self, value: ["id": 1, "title": "A", "note": ["label": "x"]], update: .modified)
+        }
+        #expect(await realm.read { $0.objects(RegBook.self).first?.note?.label } == "x")
+    }
+
+    @Test func cancellingInsideAWriteBlockCommitsNothing() async throws {
+        let realm = try await Realm(configuration: config(types: [RegDog.self]))
+        try await realm.write { realm in
+            realm.create(RegDog.self, value: ["name": "gone"])
+            realm.cancelWrite()
+        }
+        #expect(await realm.read { $0.objects(RegDog.self).count } == 0)
+        #expect(await realm.isInWriteTransaction == false)
+    }
+
+    @Test func aVersionBumpIsNotRecordedForTablesNotChecked() async throws {
+        let url = temporaryRealmURL()
+        do {
+            let realm = try await Realm(configuration: config(url, types: [RegMigV1.RegMigPet.self]))
+            try await realm.write { $0.create(RegMigV1.RegMigPet.self, value: ["name": "Rex"]) }
+        }
+        _ = RegMigV2.RegMigPet()  // both versions are known to the process: the name is ambiguous
+        do {
+            // Without objectTypes, the table is not checked: the version must not be recorded, and writing
+            // the changed class is refused with directions.
+            let realm = try await Realm(configuration: config(url, version: 1))
+            do {
+                try await realm.write { $0.create(RegMigV2.RegMigPet.self, value: ["name": "Tom", "age": 3]) }
+                Issue.record("a changed class was written without migration")
+            } catch let error as RealmError {
+                #expect(error.code == .schemaMismatch)
+                #expect(error.message.contains("objectTypes"))
+            }
+        }
+        // Listing the class migrates it at the same version.
+        let realm = try await Realm(configuration: config(url, version: 1, types: [RegMigV2.RegMigPet.self]))
+        try await realm.write { $0.create(RegMigV2.RegMigPet.self, value: ["name": "Tom", "age": 3]) }
+        #expect(await realm.read { $0.objects(RegMigV2.RegMigPet.self).map(\.age) } == [0, 3])
+    }
+
+    @Test func hostileDecimalTextIsRejected() {
+        #expect(Decimal128("1e-9223372036854775808") == nil)
+        #expect(Decimal128("1e9223372036854775807") == nil)
+        #expect(Decimal128("12.50") == Decimal128("12.5"))
+    }
+
+    @Test func objectsReadInACancelledTransactionStayValid() async throws {
+        let url = temporaryRealmURL()
+        let a = try await Realm(configuration: config(url, types: [RegDog.self]))
+        let b = try await Realm(configuration: config(url, types: [RegDog.self]))
+        try await b.write { $0.create(RegDog.self, value: ["name": "Tom"]) }
+        let (before, after) = try await readThenCancel(a)
+        #expect(before == false)
+        #expect(after == false)
+    }
+
+    @Test func indexChangesNeedNoVersionBump() async throws {
+        let url = temporaryRealmURL()
+        do {
+            let realm = try await Realm(configuration: config(url, types: [RegIdxV1.RegIdxPet.self]))
+            try await realm.write { $0.create(RegIdxV1.RegIdxPet.self, value: ["name": "Rex"]) }
+        }
+        let realm = try await Realm(configuration: config(url, types: [RegIdxV2.RegIdxPet.self]))
+        #expect(await realm.read { $0.objects(RegIdxV2.RegIdxPet.self).map(\.name) } == ["Rex"])
+    }
+
+    @Test func aListReferenceResolvesInARealmThatNeverUsedItsClass() async throws {
+        let url = temporaryRealmURL()
+        let b = try await Realm(configuration: config(url))
+        let a = try await Realm(configuration: config(url))
+        try await a.write { $0.create(RegOwner.self, value: ["name": "o", "items": ["x"]]) }
+        let reference = await a.read { ThreadSafeReference(to: $0.objects(RegOwner.self).first!.items) }
+        #expect(await b.read { $0.resolve(reference)?.count ?? -1 } == 1)
+    }
+
+    @Test func anInitThatSetsPropertiesWorksForManagedObjects() async throws {
+        let realm = try await Realm(configuration: config(types: [RegInitSetter.self]))
+        try await realm.write { realm in realm.add(RegInitSetter()) }
+        try await realm.write { realm in realm.objects(RegInitSetter.self).first!.count = 7 }
+        #expect(await realm.read { $0.objects(RegInitSetter.self).first!.count } == 7)
+    }
+
+    @Test func listElementsOfAnEnumCaseNoLongerDeclaredReadAsTheDefault() async throws {
+        let url = temporaryRealmURL()
+        do {
+            let realm = try await Realm(configuration: config(url, types: [RegEnumV1.RegEnumPet.self]))
+            try await realm.write { $0.create(RegEnumV1.RegEnumPet.self, value: ["tastes": ["sweet", "bitter"]]) }
+        }
+        let realm = try await Realm(configuration: config(url, types: [RegEnumV2.RegEnumPet.self]))
+        let tastes = await realm.read { $0.objects(RegEnumV2.RegEnumPet.self).first!.tastes.map(\.rawValue) }
+        #expect(tastes == ["sweet", "sweet"])
+    }
+
+    @Test func aSecondRealmWithAnotherDurabilityIsRefused() async throws {
+        let url = temporaryRealmURL()
+        var fast = Realm.Configuration(fileURL: url)
+        fast.durability = .none
+        let a = try await Realm(configuration: fast)
+        do {
+            _ = try await Realm(configuration: Realm.Configuration(fileURL: url))
+            Issue.record("a .full realm silently shared a .none engine")
+        } catch let error as RealmError {
+            #expect(error.code == .alreadyOpen)
+            #expect(error.message.contains("durability"))
+        }
+        _ = a
+    }
+}
