@@ -259,3 +259,33 @@ private func readThenCancel(_ realm: isolated Realm) async throws -> (Bool, Bool
         _ = a
     }
 }
+
+@Suite struct EmbeddedOwnershipTests {
+    @Test func oneUnmanagedEmbeddedObjectCannotBeAddedUnderTwoProperties() async throws {
+        let realm = try await Realm(configuration: testConfiguration([RegContact.self, RegAddress.self]))
+        do {
+            try await realm.write { realm in
+                let contact = RegContact()
+                let address = RegAddress(value: ["street": "Main"])
+                contact.address = address
+                contact.addresses.append(address)
+                realm.add(contact)
+            }
+            Issue.record("one embedded object was given two links")
+        } catch let error as RealmError {
+            #expect(error.code == .invalidObject)
+        }
+        #expect(await realm.read { $0.objects(RegContact.self).isEmpty })
+        // Separate embedded objects are fine.
+        try await realm.write { realm in
+            let contact = RegContact()
+            contact.address = RegAddress(value: ["street": "Main"])
+            contact.addresses.append(RegAddress(value: ["street": "Side"]))
+            realm.add(contact)
+        }
+        let streets = await realm.read { realm in
+            realm.objects(RegContact.self).map { [$0.address?.street ?? "nil"] + $0.addresses.map(\.street) }
+        }
+        #expect(streets == [["Main", "Side"]])
+    }
+}

@@ -1,4 +1,5 @@
 import ActorStorePersistence
+import Foundation
 
 /// An ordered list of values or objects: the to-many property type.
 ///
@@ -240,7 +241,11 @@ extension Map: AnyElements {
     var anyElements: [Any] { [] }
     var anyEntries: [String: Any]? {
         var result: [String: Any] = [:]
-        for (key, value) in self { result[key as String] = value as Any }
+        for (key, value) in self {
+            // A nil optional object reads as NSNull, as a dictionary given to create(_:value:) would hold it.
+            let mirror = Mirror(reflecting: value)
+            result[key as String] = mirror.displayStyle == .optional && mirror.children.isEmpty ? NSNull() : value
+        }
         return result
     }
 }

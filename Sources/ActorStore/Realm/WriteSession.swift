@@ -25,6 +25,8 @@ final class WriteSession {
     @exclusivity(unchecked) private var fixups: [(object: ObjectBase, property: PropertyInfo, slot: any _Persistable)] =
         []
     @exclusivity(unchecked) private var policy = Realm.UpdatePolicy.error
+    /// Embedded objects inserted by the add or create under way: a second link to one would give it two parents.
+    @exclusivity(unchecked) private var embeddedAdded = Set<ObjectIdentifier>()
     /// The row and column a property set is encoding a value for (see `set`).
     @exclusivity(unchecked) private var target: (table: TableID, key: ObjectKey, column: Int)?
     /// The binding of the class inserted last (bulk inserts are usually of one class).
@@ -107,10 +109,12 @@ final class WriteSession {
         if object is EmbeddedObject, let managed = object._managed, managed.context.fileKey == context.fileKey {
             // An embedded object has one parent: it may be linked again only by the property that owns it.
             let owners = transaction.backlinks(to: managed.table.tableID, managed.key)
-            let ownedHere = owners.allSatisfy { owner in
-                guard let target else { return false }
-                return owner.source == target.table && owner.key == target.key && owner.column == target.column
-            }
+            let ownedHere =
+                !embeddedAdded.contains(ObjectIdentifier(object))
+                && owners.allSatisfy { owner in
+                    guard let target else { return false }
+                    return owner.source == target.table && owner.key == target.key && owner.column == target.column
+                }
             guard ownedHere else {
                 fail(
                     RealmError(
@@ -169,6 +173,7 @@ final class WriteSession {
             object._managed = ManagedState(
                 context: context, table: binding, key: key, location: RowLocation(offset: 0, length: 0), stamp: 0)
             object._slots = []
+            if info.isEmbedded { embeddedAdded.insert(ObjectIdentifier(object)) }
             return key
         }
         let id = ObjectIdentifier(object)
@@ -192,10 +197,12 @@ final class WriteSession {
         object._managed = ManagedState(
             context: context, table: binding, key: key, location: RowLocation(offset: 0, length: 0), stamp: 0)
         object._slots = []
+        if info.isEmbedded { embeddedAdded.insert(ObjectIdentifier(object)) }
         return key
     }
 
     private func applyFixups() {
+        defer { if addDepth == 0 { embeddedAdded.removeAll() } }
         while let fixup = fixups.popLast() {
             guard failure == nil else { return }
             let value = fixup.property.accessor.encode(fixup.slot, _Encoder(session: self))
