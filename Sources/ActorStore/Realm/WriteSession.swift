@@ -93,15 +93,21 @@ final class WriteSession {
         if update != .error, object._managed == nil, requirePrimaryKey(context.info(for: type(of: object))) == false {
             return nil
         }
+        return nestedOperation(policy: update) { insert(object) }
+    }
+
+    /// Runs one (possibly nested) add or create: with `policy` for the objects it reaches, and the
+    /// deferred cycle links applied when the outermost one ends.
+    private func nestedOperation<R>(policy newPolicy: Realm.UpdatePolicy?, _ body: () -> R) -> R {
         let saved = policy
-        policy = update
+        if let newPolicy { policy = newPolicy }
         addDepth += 1
         defer {
             addDepth -= 1
             policy = saved
             if addDepth == 0 { applyFixups() }
         }
-        return insert(object)
+        return body()
     }
 
     /// The key to store for a link to `object`, adding it first if it is unmanaged.
@@ -141,12 +147,7 @@ final class WriteSession {
             fixups.append(current)  // a cycle: link it once the target has its key
             return nil
         }
-        addDepth += 1
-        defer {
-            addDepth -= 1
-            if addDepth == 0 { applyFixups() }
-        }
-        return insert(object)
+        return nestedOperation(policy: nil) { insert(object) }
     }
 
     private func insert(_ object: ObjectBase) -> ObjectKey? {
@@ -269,14 +270,12 @@ final class WriteSession {
         }
         guard let binding = binding(for: info) else { return nil }
         if update != .error, !nested, !requirePrimaryKey(info) { return nil }
-        let saved = policy
-        policy = update
-        addDepth += 1
-        defer {
-            addDepth -= 1
-            policy = saved
-            if addDepth == 0 { applyFixups() }
-        }
+        return nestedOperation(policy: update) { createRow(info, binding, value: value, update: update) }
+    }
+
+    private func createRow(
+        _ info: ObjectSchemaInfo, _ binding: TableBinding, value: Any, update: Realm.UpdatePolicy
+    ) -> (TableBinding, ObjectKey)? {
         var given = [Value?](repeating: nil, count: binding.columnCount)
         var wrongType: [String] = []
         let rejected = info.forEachGivenValue(in: value) { property, any in
