@@ -18,10 +18,14 @@ let package = Package(
         .executableTarget(
             name: "ActorStoreDemo", dependencies: ["ActorStore", "ActorStorePersistence"],
             path: "Sources/ActorStoreDemo"),
+        // The benchmark harness both benchmark tools share: timing, report table and JSON, command line.
+        .target(name: "BenchmarkKit", path: "Sources/BenchmarkKit"),
         .executableTarget(
-            name: "EngineBenchmark", dependencies: ["ActorStorePersistence"], path: "Sources/EngineBenchmark"),
+            name: "EngineBenchmark", dependencies: ["ActorStorePersistence", "BenchmarkKit"],
+            path: "Sources/EngineBenchmark"),
         // Speed of the object layer (Object + @Persisted, Results, freeze, durable writes), release builds.
-        .executableTarget(name: "ObjectBenchmark", dependencies: ["ActorStore"], path: "Sources/ObjectBenchmark"),
+        .executableTarget(
+            name: "ObjectBenchmark", dependencies: ["ActorStore", "BenchmarkKit"], path: "Sources/ObjectBenchmark"),
         .testTarget(name: "PersistenceTests", dependencies: ["ActorStorePersistence"], path: "Tests/PersistenceTests"),
         .testTarget(name: "ActorStoreTests", dependencies: ["ActorStore"], path: "Tests/ActorStoreTests"),
     ],

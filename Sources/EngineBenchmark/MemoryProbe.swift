@@ -1,4 +1,5 @@
 import ActorStorePersistence
+import BenchmarkKit
 import Foundation
 
 /// The `memory` benchmark runs in a fresh child process (this executable with `--memory-probe PATH`), so that

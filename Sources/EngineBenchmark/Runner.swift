@@ -1,12 +1,11 @@
-import Dispatch
+import BenchmarkKit
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+/// BenchmarkKit's, not Foundation's.
+typealias Measurement = BenchmarkKit.Measurement
 
 /// The benchmarks, in the order they run. The raw names are what `--only` takes.
-enum Benchmark: String, CaseIterable, Sendable {
+enum Benchmark: String, BenchmarkCase {
     case rawAppend = "raw-append"
     case rawWrite = "raw-write"
     case bulkInsert = "bulk-insert"
@@ -54,8 +53,8 @@ struct Plan: Sendable {
     static let fullRows = 1_000_000
 
     init(_ options: Options) {
-        runs = options.runs
-        if options.quick {
+        runs = options.common.runs ?? 3
+        if options.common.quick {
             rows = options.rows ?? 100_000
             rawAppendSamples = 300
             rawWriteBytes = 64 << 20
@@ -88,18 +87,17 @@ enum Runner {
         let plan = Plan(options)
         let workspace: Workspace
         do {
-            workspace = try Workspace(parent: options.directory)
+            workspace = try Workspace(parent: options.common.directory)
         } catch {
             FileHandle.standardError.write(Data("engine-bench: \(error)\n".utf8))
             return 1
         }
-        let interrupt = removeOnInterrupt(workspace)
+        let interrupt = Harness.removeOnInterrupt(tool: "engine-bench", root: workspace.root)
         defer {
             interrupt.cancel()
             workspace.cleanup()
         }
-        let selected = Benchmark.allCases.filter { options.only?.contains($0.rawValue) ?? true }
-        let mode = options.quick ? "quick" : "full"
+        let mode = options.common.mode
         print(
             "engine-bench (\(mode)): \(Report.format(Double(plan.rows))) rows, \(plan.runs) runs per measurement, "
                 + "\(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(Report.loadAverage()), "
@@ -107,63 +105,14 @@ enum Runner {
         let workloads = Workloads(
             plan: plan, workspace: workspace,
             report: Report(
-                mode: mode, rows: plan.rows, runsPerMeasurement: plan.runs,
+                mode: mode, sizeKey: "rows", size: plan.rows, runsPerMeasurement: plan.runs,
                 cores: ProcessInfo.processInfo.activeProcessorCount, directory: workspace.root,
                 date: ISO8601DateFormatter().string(from: Date())))
         let start = monotonicNanos()
-        var failed = false
-        for benchmark in selected {
-            print("\n[\(benchmark.rawValue)] \(benchmark.summary)")
-            fflush(nil)
-            let benchmarkStart = monotonicNanos()
-            do {
-                try await workloads.run(benchmark)
-            } catch {
-                failed = true
-                print("  FAILED: \(error)")
-            }
-            print(String(format: "  (%.1f s)", secondsSince(benchmarkStart)))
-            fflush(nil)
-        }
-        workloads.report.totalSeconds = secondsSince(start)
-        workloads.report.loadAverageAtEnd = Report.loadAverage()
-        let report = workloads.report
-        print("\n" + report.table())
-        let misses = report.misses.count
-        let judged = report.measurements.filter { $0.target != nil }.count
-        print(
-            "\n\(judged - misses) of \(judged) targets met, \(misses) missed; total "
-                + String(format: "%.1f", report.totalSeconds) + " s (mode \(mode)); load average "
-                + "\(report.loadAverageAtStart) at start, \(report.loadAverageAtEnd) at end")
-        if let path = options.jsonPath {
-            do {
-                try report.writeJSON(to: path)
-                print("wrote \(path)")
-            } catch {
-                FileHandle.standardError.write(Data("engine-bench: cannot write \(path): \(error)\n".utf8))
-                failed = true
-            }
-        }
+        let ran = await Harness.runEach(options.common.selected(Benchmark.self)) { try await workloads.run($0) }
+        let wrote = Harness.finish(
+            &workloads.report, tool: "engine-bench", start: start, jsonPath: options.common.jsonPath)
         // A missed target is a finding, not a failure of the benchmark: only errors make the exit code non-zero.
-        return failed ? 1 : 0
-    }
-
-    /// Removes the benchmark directory if the run is interrupted (Ctrl-C, SIGTERM).
-    private static func removeOnInterrupt(_ workspace: Workspace) -> DispatchSourceSignal {
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        let term = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        for signalSource in [source, term] {
-            signalSource.setEventHandler {
-                workspace.cleanup()
-                FileHandle.standardError.write(Data("\nengine-bench: interrupted; removed \(workspace.root)\n".utf8))
-                exit(130)
-            }
-            signalSource.resume()
-        }
-        // Keep the SIGTERM source alive as long as the SIGINT one: cancelling the returned source cancels both.
-        source.setCancelHandler { term.cancel() }
-        return source
+        return ran && wrote ? 0 : 1
     }
 }

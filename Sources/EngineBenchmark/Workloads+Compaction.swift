@@ -1,4 +1,5 @@
 import ActorStorePersistence
+import BenchmarkKit
 import Foundation
 
 /// Compaction of the N-row store after half of its rows were updated.

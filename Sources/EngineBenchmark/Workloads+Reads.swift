@@ -1,4 +1,5 @@
 import ActorStorePersistence
+import BenchmarkKit
 import Foundation
 
 /// Read-side benchmarks on the N-row store: point reads, snapshots, resident memory.

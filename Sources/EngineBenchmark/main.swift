@@ -5,15 +5,13 @@
 //
 // Every measurement is repeated (default 3 runs) and reported as min / median / max; targets are judged on
 // the median. Files live in a fresh directory under /tmp (or --dir) that is removed at the end.
+import BenchmarkKit
 import Foundation
 
 /// What the command line asked for.
 struct Options: Sendable {
-    var quick = false
-    var jsonPath: String?
-    var only: Set<String>?
-    var directory: String?
-    var runs = 3
+    /// `--quick`, `--json`, `--only`, `--dir`, `--runs` (default 3).
+    var common = CommonOptions()
     var rows: Int?
     /// Internal: run as the child process of the `memory` benchmark on this store.
     var memoryProbePath: String?
@@ -34,58 +32,19 @@ struct Options: Sendable {
         benchmarks: \(Benchmark.allCases.map(\.rawValue).joined(separator: ", "))
         """
 
-    struct UsageError: Error, CustomStringConvertible {
-        var description: String
-    }
-
     static func parse(_ arguments: [String]) throws -> Options {
         var options = Options()
-        var i = 0
-        func value(_ flag: String) throws -> String {
-            i += 1
-            guard i < arguments.count else { throw UsageError(description: "\(flag) needs a value") }
-            return arguments[i]
-        }
-        func positive(_ flag: String, minimum: Int) throws -> Int {
-            let text = try value(flag).replacingOccurrences(of: "_", with: "")
-            guard let n = Int(text), n >= minimum else {
-                throw UsageError(description: "\(flag) needs an integer of at least \(minimum), not '\(text)'")
+        let common = try CommonOptions.parse(
+            arguments, benchmarks: Benchmark.self, usage: usage, runsMinimum: 3, commasInNumbers: false
+        ) { flag, reader in
+            switch flag {
+            case "--rows": options.rows = try reader.integer(flag, minimum: 1000)
+            case "--memory-probe": options.memoryProbePath = try reader.value(flag)
+            default: return false
             }
-            return n
+            return true
         }
-        while i < arguments.count {
-            let argument = arguments[i]
-            switch argument {
-            case "--quick": options.quick = true
-            case "--json": options.jsonPath = try value(argument)
-            case "--dir": options.directory = try value(argument)
-            case "--runs": options.runs = try positive(argument, minimum: 3)
-            case "--rows": options.rows = try positive(argument, minimum: 1000)
-            case "--only":
-                var selected = options.only ?? []
-                for name in try value(argument).split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
-                where !name.isEmpty {
-                    let matches = Benchmark.allCases.filter { $0.rawValue == name || $0.rawValue.hasPrefix(name) }
-                    guard !matches.isEmpty else {
-                        throw UsageError(
-                            description: "unknown benchmark '\(name)'; known: "
-                                + Benchmark.allCases.map(\.rawValue).joined(separator: ", "))
-                    }
-                    selected.formUnion(matches.map(\.rawValue))
-                }
-                options.only = selected
-            case "--memory-probe": options.memoryProbePath = try value(argument)
-            case "--list":
-                print(Benchmark.allCases.map { "\($0.rawValue)\t\($0.summary)" }.joined(separator: "\n"))
-                exit(0)
-            case "-h", "--help":
-                print(usage)
-                exit(0)
-            default:
-                throw UsageError(description: "unknown argument '\(argument)'")
-            }
-            i += 1
-        }
+        options.common = common
         return options
     }
 }

@@ -1,7 +1,11 @@
+import BenchmarkKit
 import Foundation
 
+/// BenchmarkKit's, not Foundation's.
+typealias Measurement = BenchmarkKit.Measurement
+
 /// The benchmarks, in the order they run. The raw names are what `--only` takes.
-enum Benchmark: String, CaseIterable, Sendable {
+enum Benchmark: String, BenchmarkCase {
     case insertAdd = "insert-add"
     case insertCreate = "insert-create"
     case insertCreateArray = "insert-create-array"
@@ -48,9 +52,9 @@ struct Plan: Sendable {
 
     init(_ options: Options) {
         freezeCalls = 100_000
-        if options.quick {
+        if options.common.quick {
             objects = options.objects ?? 100_000
-            runs = options.runs ?? 1
+            runs = options.common.runs ?? 1
             awaitFreezeCalls = 10_000
             lookups = 100_000
             durableWrites = 300
@@ -58,7 +62,7 @@ struct Plan: Sendable {
             insertBudget = 10
         } else {
             objects = options.objects ?? Plan.fullObjects
-            runs = options.runs ?? 3
+            runs = options.common.runs ?? 3
             awaitFreezeCalls = 50_000
             lookups = 1_000_000
             durableWrites = 3000
@@ -78,18 +82,17 @@ enum Runner {
         let plan = Plan(options)
         let workspace: Workspace
         do {
-            workspace = try Workspace(parent: options.directory)
+            workspace = try Workspace(parent: options.common.directory)
         } catch {
             FileHandle.standardError.write(Data("object-bench: \(error)\n".utf8))
             return 1
         }
-        let interrupt = workspace.removeOnInterrupt()
+        let interrupt = Harness.removeOnInterrupt(tool: "object-bench", root: workspace.root)
         defer {
             interrupt.cancel()
             workspace.cleanup()
         }
-        let selected = Benchmark.allCases.filter { options.only?.contains($0.rawValue) ?? true }
-        let mode = options.quick ? "quick" : "full"
+        let mode = options.common.mode
         let cores = ProcessInfo.processInfo.activeProcessorCount
         print(
             "object-bench (\(mode)): \(Report.format(Double(plan.objects))) objects, \(plan.runs) run(s) per "
@@ -97,44 +100,14 @@ enum Runner {
         let workloads = Workloads(
             plan: plan, workspace: workspace,
             report: Report(
-                mode: mode, objects: plan.objects, runsPerMeasurement: plan.runs, cores: cores,
-                directory: workspace.root, date: ISO8601DateFormatter().string(from: Date())))
+                mode: mode, sizeKey: "objects", size: plan.objects, runsPerMeasurement: plan.runs, cores: cores,
+                directory: workspace.root, date: ISO8601DateFormatter().string(from: Date()), detailedProgress: true))
         let start = monotonicNanos()
-        var failed = false
-        for benchmark in selected {
-            print("\n[\(benchmark.rawValue)] \(benchmark.summary)")
-            fflush(nil)
-            let benchmarkStart = monotonicNanos()
-            do {
-                try await workloads.run(benchmark)
-            } catch {
-                failed = true
-                print("  FAILED: \(error)")
-            }
-            print(String(format: "  (%.1f s)", secondsSince(benchmarkStart)))
-            fflush(nil)
-        }
+        let ran = await Harness.runEach(options.common.selected(Benchmark.self)) { try await workloads.run($0) }
         await workloads.close()
-        workloads.report.totalSeconds = secondsSince(start)
-        workloads.report.loadAverageAtEnd = Report.loadAverage()
-        let report = workloads.report
-        print("\n" + report.table())
-        let misses = report.misses.count
-        let judged = report.measurements.filter { $0.target != nil }.count
-        print(
-            "\n\(judged - misses) of \(judged) targets met, \(misses) missed; total "
-                + String(format: "%.1f", report.totalSeconds) + " s (mode \(mode)); load average "
-                + "\(report.loadAverageAtStart) at start, \(report.loadAverageAtEnd) at end")
-        if let path = options.jsonPath {
-            do {
-                try report.writeJSON(to: path)
-                print("wrote \(path)")
-            } catch {
-                FileHandle.standardError.write(Data("object-bench: cannot write \(path): \(error)\n".utf8))
-                failed = true
-            }
-        }
+        let wrote = Harness.finish(
+            &workloads.report, tool: "object-bench", start: start, jsonPath: options.common.jsonPath)
         // A missed target is a finding, not a failure of the benchmark: only errors make the exit code non-zero.
-        return failed ? 1 : 0
+        return ran && wrote ? 0 : 1
     }
 }

@@ -1,4 +1,5 @@
 import ActorStore
+import BenchmarkKit
 import Foundation
 
 extension Workloads {
@@ -9,14 +10,12 @@ extension Workloads {
         var fsyncP50: [Double] = []
         var fdatasyncP50: [Double] = []
         for _ in 0..<plan.runs {
-            let a = Latencies(
-                nanos: try RawIO.appendSyncLatencies(
-                    path: workspace.newPath("fsync", suffix: "raw"), samples: plan.fsyncSamples, call: .fsync))
+            let a = try RawIO.appendSyncLatencies(
+                path: workspace.newPath("fsync", suffix: "raw"), samples: plan.fsyncSamples, call: .fsync)
             fsyncRuns.append(a.ratePerSecond)
             fsyncP50.append(a.percentileMicros(50))
-            let b = Latencies(
-                nanos: try RawIO.appendSyncLatencies(
-                    path: workspace.newPath("fdatasync", suffix: "raw"), samples: plan.fsyncSamples, call: .fdatasync))
+            let b = try RawIO.appendSyncLatencies(
+                path: workspace.newPath("fdatasync", suffix: "raw"), samples: plan.fsyncSamples, call: .fdatasync)
             fdatasyncRuns.append(b.ratePerSecond)
             fdatasyncP50.append(b.percentileMicros(50))
         }
@@ -46,12 +45,10 @@ extension Workloads {
         // right before its durable writes and the ratio is taken run by run.
         let rawSamples = max(100, plan.fsyncSamples / 2)
         for _ in 0..<plan.runs {
-            let fsync = Latencies(
-                nanos: try RawIO.appendSyncLatencies(
-                    path: workspace.newPath("paired-fsync", suffix: "raw"), samples: rawSamples, call: .fsync))
-            let fdatasync = Latencies(
-                nanos: try RawIO.appendSyncLatencies(
-                    path: workspace.newPath("paired-fdatasync", suffix: "raw"), samples: rawSamples, call: .fdatasync))
+            let fsync = try RawIO.appendSyncLatencies(
+                path: workspace.newPath("paired-fsync", suffix: "raw"), samples: rawSamples, call: .fsync)
+            let fdatasync = try RawIO.appendSyncLatencies(
+                path: workspace.newPath("paired-fdatasync", suffix: "raw"), samples: rawSamples, call: .fdatasync)
             let durable = try await serialWrites(plan.durableWrites, durability: .full)
             let rate = durable.latencies.ratePerSecond
             rates.append(rate)
@@ -94,7 +91,7 @@ extension Workloads {
     private func serialWrites(
         _ count: Int, durability: Realm.Durability
     ) async throws -> (
-        latencies: Latencies, cpuMicrosPerWrite: Double
+        latencies: LatencySamples, cpuMicrosPerWrite: Double
     ) {
         let path = workspace.newPath(durability == .full ? "durable" : "nondurable")
         defer { workspace.remove(path) }
@@ -120,6 +117,6 @@ extension Workloads {
         guard stored == warmup + count else {
             throw Failure(description: "wrote \(warmup + count) objects but the realm holds \(stored)")
         }
-        return (Latencies(nanos: nanos), cpu / Double(count) * 1e6)
+        return (LatencySamples(nanos: nanos), cpu / Double(count) * 1e6)
     }
 }

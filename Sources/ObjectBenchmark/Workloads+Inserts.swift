@@ -1,4 +1,5 @@
 import ActorStore
+import BenchmarkKit
 import Foundation
 
 /// How a bulk insert makes its objects.

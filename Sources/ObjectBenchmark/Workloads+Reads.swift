@@ -1,4 +1,5 @@
 import ActorStore
+import BenchmarkKit
 import Foundation
 
 extension Workloads {

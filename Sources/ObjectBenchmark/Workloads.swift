@@ -1,4 +1,5 @@
 import ActorStore
+import BenchmarkKit
 import Foundation
 
 /// Runs the benchmarks and collects their measurements. Used from one task at a time.

@@ -1,5 +1,5 @@
 import ActorStore
-import Dispatch
+import BenchmarkKit
 import Foundation
 
 #if canImport(Glibc)
@@ -53,25 +53,6 @@ final class Workspace: Sendable {
 
     func cleanup() {
         try? FileManager.default.removeItem(atPath: root)
-    }
-
-    /// Removes the workspace if the run is interrupted (Ctrl-C, SIGTERM). Cancel the returned source to stop.
-    func removeOnInterrupt() -> DispatchSourceSignal {
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        let term = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        for signalSource in [source, term] {
-            signalSource.setEventHandler { [root] in
-                try? FileManager.default.removeItem(atPath: root)
-                FileHandle.standardError.write(Data("\nobject-bench: interrupted; removed \(root)\n".utf8))
-                exit(130)
-            }
-            signalSource.resume()
-        }
-        // Keep the SIGTERM source alive as long as the SIGINT one: cancelling the returned source cancels both.
-        source.setCancelHandler { term.cancel() }
-        return source
     }
 
     private final class Counter: @unchecked Sendable {

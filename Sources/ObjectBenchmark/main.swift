@@ -7,15 +7,13 @@
 // Every measurement is repeated (default 3 runs; 1 with --quick) and reported as min / median / max;
 // targets are judged on the median. Files live in a fresh directory under /tmp (or --dir) that is removed
 // at the end.
+import BenchmarkKit
 import Foundation
 
 /// What the command line asked for.
 struct Options: Sendable {
-    var quick = false
-    var jsonPath: String?
-    var only: Set<String>?
-    var directory: String?
-    var runs: Int?
+    /// `--quick`, `--json`, `--only`, `--dir`, `--runs` (default 3; 1 with --quick).
+    var common = CommonOptions()
     var objects: Int?
 
     static let usage = """
@@ -36,59 +34,16 @@ struct Options: Sendable {
         benchmarks: \(Benchmark.allCases.map(\.rawValue).joined(separator: ", "))
         """
 
-    struct UsageError: Error, CustomStringConvertible {
-        var description: String
-    }
-
     static func parse(_ arguments: [String]) throws -> Options {
         var options = Options()
-        var i = 0
-        func value(_ flag: String) throws -> String {
-            i += 1
-            guard i < arguments.count else { throw UsageError(description: "\(flag) needs a value") }
-            return arguments[i]
+        let common = try CommonOptions.parse(
+            arguments, benchmarks: Benchmark.self, usage: usage, runsMinimum: 1, commasInNumbers: true
+        ) { flag, reader in
+            guard flag == "--objects" else { return false }
+            options.objects = try reader.integer(flag, minimum: 1000)
+            return true
         }
-        func positive(_ flag: String, minimum: Int) throws -> Int {
-            let text = try value(flag).replacingOccurrences(of: "_", with: "").replacingOccurrences(of: ",", with: "")
-            guard let n = Int(text), n >= minimum else {
-                throw UsageError(description: "\(flag) needs an integer of at least \(minimum), not '\(text)'")
-            }
-            return n
-        }
-        while i < arguments.count {
-            let argument = arguments[i]
-            switch argument {
-            case "--quick": options.quick = true
-            case "--json": options.jsonPath = try value(argument)
-            case "--dir": options.directory = try value(argument)
-            case "--runs": options.runs = try positive(argument, minimum: 1)
-            case "--objects": options.objects = try positive(argument, minimum: 1000)
-            case "--only":
-                var selected = options.only ?? []
-                for name in try value(argument).split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
-                where !name.isEmpty {
-                    // An exact name selects that benchmark only ('insert-create' is also a prefix of another).
-                    let exact = Benchmark.allCases.filter { $0.rawValue == name }
-                    let matches = exact.isEmpty ? Benchmark.allCases.filter { $0.rawValue.hasPrefix(name) } : exact
-                    guard !matches.isEmpty else {
-                        throw UsageError(
-                            description: "unknown benchmark '\(name)'; known: "
-                                + Benchmark.allCases.map(\.rawValue).joined(separator: ", "))
-                    }
-                    selected.formUnion(matches.map(\.rawValue))
-                }
-                options.only = selected
-            case "--list":
-                print(Benchmark.allCases.map { "\($0.rawValue)\t\($0.summary)" }.joined(separator: "\n"))
-                exit(0)
-            case "-h", "--help":
-                print(usage)
-                exit(0)
-            default:
-                throw UsageError(description: "unknown argument '\(argument)'")
-            }
-            i += 1
-        }
+        options.common = common
         return options
     }
 }

@@ -1,53 +1,93 @@
 import Foundation
 
 /// Everything one invocation measured, printed as a table and optionally written as JSON.
-struct Report: Codable, Sendable {
-    var mode: String
-    /// Objects of the bulk benchmarks (the targets are written for 1,000,000).
-    var objects: Int
-    var runsPerMeasurement: Int
-    var cores: Int
-    var directory: String
-    var date: String
-    var totalSeconds: Double = 0
+package struct Report: Encodable, Sendable {
+    package var mode: String
+    /// The JSON key of ``size`` (`rows`, `objects`): what N counts in this tool.
+    package var sizeKey: String
+    /// N of the bulk benchmarks (the targets are written for 1,000,000).
+    package var size: Int
+    package var runsPerMeasurement: Int
+    package var cores: Int
+    package var directory: String
+    package var date: String
+    package var totalSeconds: Double = 0
     /// `/proc/loadavg` (1, 5, 15 min) when the run started and ended: other processes on the machine
     /// compete for the same cores and disk, which shows in the spread of the runs.
-    var loadAverageAtStart = Report.loadAverage()
-    var loadAverageAtEnd = ""
-    var measurements: [Measurement] = []
+    package var loadAverageAtStart = Report.loadAverage()
+    package var loadAverageAtEnd = ""
+    package var measurements: [Measurement] = []
+    /// Progress lines also list every run's value and the note (not part of the JSON).
+    package var detailedProgress: Bool
 
-    static func loadAverage() -> String {
+    package init(
+        mode: String, sizeKey: String, size: Int, runsPerMeasurement: Int, cores: Int, directory: String,
+        date: String, detailedProgress: Bool = false
+    ) {
+        self.mode = mode
+        self.sizeKey = sizeKey
+        self.size = size
+        self.runsPerMeasurement = runsPerMeasurement
+        self.cores = cores
+        self.directory = directory
+        self.date = date
+        self.detailedProgress = detailedProgress
+    }
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(mode, forKey: Key("mode"))
+        try container.encode(size, forKey: Key(sizeKey))
+        try container.encode(runsPerMeasurement, forKey: Key("runsPerMeasurement"))
+        try container.encode(cores, forKey: Key("cores"))
+        try container.encode(directory, forKey: Key("directory"))
+        try container.encode(date, forKey: Key("date"))
+        try container.encode(totalSeconds, forKey: Key("totalSeconds"))
+        try container.encode(loadAverageAtStart, forKey: Key("loadAverageAtStart"))
+        try container.encode(loadAverageAtEnd, forKey: Key("loadAverageAtEnd"))
+        try container.encode(measurements, forKey: Key("measurements"))
+    }
+
+    package static func loadAverage() -> String {
         guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "n/a" }
         return text.split(separator: " ").prefix(3).joined(separator: " ")
     }
 
-    var misses: [Measurement] { measurements.filter { $0.status == "MISS" } }
+    package var misses: [Measurement] { measurements.filter { $0.status == "MISS" } }
 
-    mutating func add(_ measurement: Measurement) {
+    package mutating func add(_ measurement: Measurement) {
         measurements.append(measurement)
-        print("  " + Report.formatLine(measurement))
+        print("  " + formatLine(measurement))
         fflush(nil)  // progress stays visible when the output is piped
     }
 
     /// One progress line, printed as soon as a measurement is done.
-    static func formatLine(_ m: Measurement) -> String {
-        var line = "\(m.metric): median \(format(m.summary.median)) \(m.unit)"
-        if m.runs.count > 1 {
-            line += " (runs: " + m.runs.map(format).joined(separator: ", ") + ")"
+    package func formatLine(_ m: Measurement) -> String {
+        var line = "\(m.metric): median \(Report.format(m.summary.median)) \(m.unit)"
+        if detailedProgress && m.runs.count > 1 {
+            line += " (runs: " + m.runs.map(Report.format).joined(separator: ", ") + ")"
         }
         if let target = m.target {
-            line += "  [target \(describe(target)) \(m.unit): \(m.status ?? "")]"
+            line += "  [target \(Report.describe(target)) \(m.unit): \(m.status ?? "")]"
         }
-        if let note = m.note { line += "\n    " + note }
+        if detailedProgress, let note = m.note { line += "\n    " + note }
         return line
     }
 
-    static func describe(_ target: Target) -> String {
+    package static func describe(_ target: Target) -> String {
         "\(target.direction.rawValue) \(format(target.value))\(target.scaled ? " (scaled)" : "")"
     }
 
     /// A number with about four significant digits and thousands separators.
-    static func format(_ value: Double) -> String {
+    package static func format(_ value: Double) -> String {
         if value.isNaN { return "n/a" }
         let magnitude = abs(value)
         let decimals: Int
@@ -74,7 +114,7 @@ struct Report: Codable, Sendable {
     }
 
     /// The results table.
-    func table() -> String {
+    package func table() -> String {
         let header = ["benchmark", "metric", "min", "median", "max", "unit", "target", "result"]
         var rows: [[String]] = [header]
         for m in measurements {
@@ -107,7 +147,7 @@ struct Report: Codable, Sendable {
         return lines.joined(separator: "\n")
     }
 
-    func writeJSON(to path: String) throws {
+    package func writeJSON(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(self)
