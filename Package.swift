@@ -27,7 +27,9 @@ let package = Package(
         .executableTarget(
             name: "ObjectBenchmark", dependencies: ["ActorStore", "BenchmarkKit"], path: "Sources/ObjectBenchmark"),
         .testTarget(name: "PersistenceTests", dependencies: ["ActorStorePersistence"], path: "Tests/PersistenceTests"),
-        .testTarget(name: "ActorStoreTests", dependencies: ["ActorStore"], path: "Tests/ActorStoreTests"),
+        .testTarget(
+            name: "ActorStoreTests", dependencies: ["ActorStore", "ActorStorePersistence"],
+            path: "Tests/ActorStoreTests"),
     ],
     swiftLanguageModes: [.v6]
 )

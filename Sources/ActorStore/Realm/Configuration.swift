@@ -64,6 +64,9 @@ extension Realm {
         /// Compact in the background when more than half of a file of 16 MB or more is dead space.
         public var automaticCompaction = true
 
+        /// The file system the engine uses (tests inject faults through it). Nil: the real one.
+        package var fileSystem: (any FileSystem)?
+
         /// A configuration for the default file.
         public init(
             fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil, readOnly: Bool = false,
@@ -114,7 +117,9 @@ extension Realm {
                 compact = { total, used in user(Int(total), Int(used)) }
             }
             let configuration = StorageEngine.Configuration(
-                path: path, durability: durability == .full ? .full : .none, readOnly: readOnly,
+                path: path, fileSystem: fileSystem ?? PosixFileSystem(),
+                durability: durability == .full ? .full : .none,
+                readOnly: readOnly,
                 autoCompaction: automaticCompaction ? StorageEngine.AutoCompaction() : nil,
                 shouldCompactOnLaunch: compact,
                 maximumNumberOfActiveVersions: maximumNumberOfActiveVersions.map { Int($0) })
