@@ -194,18 +194,15 @@ extension List: _Persistable {
     public static var _rlmDefault: List<Element> { List() }
     public static func _rlmDecode(_ stored: _StoredValue, _ decoder: _Decoder) -> List<Element>? {
         guard case .list(let values) = stored.raw else { return nil }
-        return List(values.compactMap { Element._rlmDecodeElement(_StoredValue($0), decoder) })
+        return List(CollectionCoding.decode(values, decoder) as [Element])
     }
     public func _rlmEncode(_ encoder: _Encoder) -> _StoredValue {
-        _StoredValue(.list(map { $0._rlmEncodeElement(encoder).raw }))
+        _StoredValue(.list(CollectionCoding.encode(Array(self), encoder, distinct: false)))
     }
     public static func _rlmFromAny(_ value: Any) -> List<Element>? {
         if let list = value as? List<Element> { return list.owner == nil ? list : List(Array(list)) }
-        guard let array = value as? [Any] else { return nil }
-        var elements: [Element] = []
-        for item in array {
-            guard let element = Element._rlmElementFromAny(item) else { return nil }
-            elements.append(element)
+        guard let array = value as? [Any], let elements: [Element] = CollectionCoding.elements(array) else {
+            return nil
         }
         return List(elements)
     }
@@ -215,8 +212,34 @@ extension List: _Persistable {
     public static func _rlmSet(_ object: ObjectBase, _ ordinal: Int, _ value: List<Element>) {
         let elements = Array(value)
         object._managedSet(ordinal) { session in
-            .list(elements.map { $0._rlmEncodeElement(_Encoder(session: session)).raw })
+            .list(CollectionCoding.encode(elements, _Encoder(session: session), distinct: false))
         }
+    }
+}
+
+/// What `List` and `MutableSet` share to convert their elements.
+enum CollectionCoding {
+    static func decode<E: _RealmCollectionValue>(_ values: [Value], _ decoder: _Decoder) -> [E] {
+        values.compactMap { E._rlmDecodeElement(_StoredValue($0), decoder) }
+    }
+
+    /// The stored elements; with `distinct`, each stored value once (set semantics).
+    static func encode<E: _RealmCollectionValue>(_ elements: [E], _ encoder: _Encoder, distinct: Bool) -> [Value] {
+        let values = elements.map { $0._rlmEncodeElement(encoder).raw }
+        guard distinct else { return values }
+        var seen = Set<Value>()
+        return values.filter { seen.insert($0).inserted }
+    }
+
+    /// The elements of an array given to `create(_:value:)`, or nil if one does not fit.
+    static func elements<E: _RealmCollectionValue>(_ array: [Any]) -> [E]? {
+        var elements: [E] = []
+        elements.reserveCapacity(array.count)
+        for item in array {
+            guard let element = E._rlmElementFromAny(item) else { return nil }
+            elements.append(element)
+        }
+        return elements
     }
 }
 

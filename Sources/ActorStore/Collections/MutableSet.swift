@@ -140,20 +140,15 @@ extension MutableSet: _Persistable {
     public static var _rlmDefault: MutableSet<Element> { MutableSet() }
     public static func _rlmDecode(_ stored: _StoredValue, _ decoder: _Decoder) -> MutableSet<Element>? {
         guard case .set(let values) = stored.raw else { return nil }
-        return MutableSet(values.compactMap { Element._rlmDecodeElement(_StoredValue($0), decoder) })
+        return MutableSet(CollectionCoding.decode(values, decoder) as [Element])
     }
     public func _rlmEncode(_ encoder: _Encoder) -> _StoredValue {
-        var seen = Set<Value>()
-        return _StoredValue(
-            .set(elements.map { $0._rlmEncodeElement(encoder).raw }.filter { seen.insert($0).inserted }))
+        _StoredValue(.set(CollectionCoding.encode(elements, encoder, distinct: true)))
     }
     public static func _rlmFromAny(_ value: Any) -> MutableSet<Element>? {
         if let set = value as? MutableSet<Element> { return set.owner == nil ? set : MutableSet(Array(set)) }
-        guard let array = value as? [Any] else { return nil }
-        var elements: [Element] = []
-        for item in array {
-            guard let element = Element._rlmElementFromAny(item) else { return nil }
-            elements.append(element)
+        guard let array = value as? [Any], let elements: [Element] = CollectionCoding.elements(array) else {
+            return nil
         }
         return MutableSet(elements)
     }
@@ -163,11 +158,7 @@ extension MutableSet: _Persistable {
     public static func _rlmSet(_ object: ObjectBase, _ ordinal: Int, _ value: MutableSet<Element>) {
         let elements = value.elements
         object._managedSet(ordinal) { session in
-            var seen = Set<Value>()
-            return .set(
-                elements.map { $0._rlmEncodeElement(_Encoder(session: session)).raw }.filter {
-                    seen.insert($0).inserted
-                })
+            .set(CollectionCoding.encode(elements, _Encoder(session: session), distinct: true))
         }
     }
 }
