@@ -289,3 +289,23 @@ private func readThenCancel(_ realm: isolated Realm) async throws -> (Bool, Bool
         #expect(streets == [["Main", "Side"]])
     }
 }
+
+@Suite struct CollectionCacheTests {
+    @Test func collectionReadsFollowWritesThroughAnyInstance() async throws {
+        let realm = try await Realm(configuration: testConfiguration([RegOwner.self]))
+        let seen = try await realm.write { realm -> [String] in
+            let owner = realm.create(RegOwner.self, value: ["name": "o", "items": ["a", "b"]])
+            let list = owner.items
+            var seen = [list[0], "\(list.count)"]
+            let other = realm.objects(RegOwner.self).first!  // another instance of the same object
+            other.items[0] = "z"
+            other.items.append("c")
+            seen += [list[0], "\(list.count)", owner.items[2]]
+            return seen
+        }
+        #expect(seen == ["a", "2", "z", "3", "c"])
+        let b = try await Realm(configuration: realm.configuration)
+        try await b.write { $0.objects(RegOwner.self).first!.items.removeAll() }
+        #expect(await realm.read { $0.objects(RegOwner.self).first!.items.count } == 0)
+    }
+}

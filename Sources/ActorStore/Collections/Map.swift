@@ -74,7 +74,20 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
 
     /// The value for `key`, or nil; setting nil removes the key.
     public subscript(key: Key) -> Value? {
-        get { dictionary[key as? String ?? ""] }
+        get {
+            let key = key as? String ?? ""
+            guard let owner else { return storage[key] }
+            // Entries are stored sorted by key: find one and decode only it.
+            let entries = stored
+            var low = 0
+            var high = entries.count
+            while low < high {
+                let mid = (low + high) / 2
+                if entries[mid].key < key { low = mid + 1 } else { high = mid }
+            }
+            guard low < entries.count, entries[low].key == key else { return nil }
+            return Value._rlmDecode(_StoredValue(entries[low].value), _Decoder(context: owner._managed?.context))
+        }
         set {
             let key = key as? String ?? ""
             mutate { entries in entries[key] = newValue }

@@ -17,6 +17,8 @@ open class ObjectBase: CustomStringConvertible {
     @usableFromInline final let _slotBase: Int
     /// Where the object lives when managed.
     @exclusivity(unchecked) final var _managed: ManagedState?
+    /// The last collection column read, valid while the realm's stamp is unchanged (see `_managedValue`).
+    @exclusivity(unchecked) final var _collectionCache: (column: Int, stamp: UInt64, value: Value)?
     /// A probe records which property a key path reads (see `ObjectSchemaInfo.ordinal(of:)`).
     final var _isProbe = false
     final var _probeAccess = -1
@@ -148,9 +150,22 @@ open class ObjectBase: CustomStringConvertible {
     }
 
     /// The stored value of the property `ordinal` in the realm's current version.
+    ///
+    /// Collection columns are kept (one at a time) until the realm's version or data changes: every
+    /// `count` and index of a `List`, `MutableSet` or `Map` reads the whole column, and a loop over indices
+    /// would otherwise decode it once per element.
     final func _managedValue(_ ordinal: Int) -> Value {
         guard let managed = _managed else { return .null }
-        return managed.context.value(of: self, column: managed.table.columns[ordinal])
+        let column = managed.table.columns[ordinal]
+        guard column >= 0, managed.table.types[column].collection != .single else {
+            return managed.context.value(of: self, column: column)
+        }
+        if let cache = _collectionCache, cache.column == column, cache.stamp == managed.context.stamp {
+            return cache.value
+        }
+        let value = managed.context.value(of: self, column: column)
+        _collectionCache = (column, managed.context.stamp, value)
+        return value
     }
 
     /// Writes the property `ordinal`; `makeValue` encodes the new value (it may add linked objects).
