@@ -64,6 +64,10 @@ public struct RealmError: Error, Sendable, CustomStringConvertible {
         public static let tooManyVersions = Code("tooManyVersions")
         /// The realm's file was closed.
         public static let closed = Code("closed")
+        /// A query is malformed or does not fit the model: a syntax error, an unknown property, a type
+        /// mismatch, a missing argument, or a `#Predicate` expression with no translation. The message
+        /// names the problem and, for predicate strings, its position.
+        public static let invalidQuery = Code("invalidQuery")
     }
 
     /// What kind of failure happened.

@@ -19,9 +19,8 @@ open class ObjectBase: CustomStringConvertible {
     @exclusivity(unchecked) final var _managed: ManagedState?
     /// The last collection column read, valid while the realm's stamp is unchanged (see `_managedValue`).
     @exclusivity(unchecked) final var _collectionCache: (column: Int, stamp: UInt64, value: Value)?
-    /// A probe records which property a key path reads (see `ObjectSchemaInfo.ordinal(of:)`).
-    final var _isProbe = false
-    final var _probeAccess = -1
+    /// Set on probe instances: records which properties a key path reads (see `KeyPathProbe`).
+    final var _probe: KeyPathProbe?
 
     /// Creates an unmanaged object with its properties' initial values.
     public required init() {
@@ -135,7 +134,7 @@ open class ObjectBase: CustomStringConvertible {
     /// Reads the property `ordinal`: from the slots while unmanaged, from the realm once managed.
     @usableFromInline final func _persistedGet<V: _Persistable>(_ ordinal: Int) -> V {
         if _managed != nil { return V._rlmGet(self, ordinal) }
-        if _isProbe { _probeAccess = ordinal }
+        if let probe = _probe, let next = probe.record(self, ordinal, V._rlmKind) { return next as? V ?? V._rlmDefault }
         // No slots while a managed object is being constructed (its init() may read its properties).
         guard ordinal < _slots.count else { return V._rlmDefault }
         return _slots[ordinal] as? V ?? V._rlmDefault

@@ -48,7 +48,7 @@ final class ObjectSchemaInfo: @unchecked Sendable {
     let primaryKey: PropertyInfo?
     let problems: [String]
     private let byName: [String: Int]
-    private let keyPathCache = Locked<[AnyKeyPath: Int]>([:])
+    private let keyPathCache = Locked<[AnyKeyPath: [PropertyInfo]]>([:])
 
     init(
         type: ObjectBase.Type, className: String, properties: [PropertyInfo], declarationOrder: [PropertyInfo],
@@ -90,19 +90,25 @@ final class ObjectSchemaInfo: @unchecked Sendable {
     }
 
     /// The ordinal of the property a key path reads (`\Dog.name`), found once per key path by reading it
-    /// from a probe instance; nil if the key path reads no `@Persisted` property.
+    /// from a probe instance; nil if the key path reads no `@Persisted` property of this class (or goes on
+    /// through a link: see ``propertyPath(of:)``).
     func ordinal(of keyPath: AnyKeyPath) -> Int? {
-        if let hit = keyPathCache.withLock({ $0[keyPath] }) { return hit }
-        let probe = type.init()
-        probe._isProbe = true
-        guard probe[keyPath: keyPath] != nil else { return nil }
-        return record(keyPath, probe._probeAccess)
+        guard let path = propertyPath(of: keyPath), path.count == 1 else { return nil }
+        return path[0].ordinal
     }
 
-    private func record(_ keyPath: AnyKeyPath, _ ordinal: Int) -> Int? {
-        guard ordinal >= 0 else { return nil }
-        keyPathCache.withLock { $0[keyPath] = ordinal }
-        return ordinal
+    /// The properties a key path reads, from this class through to-one links (`\Dog.owner?.name` is
+    /// `owner`, then `Person.name`); nil if it reads something else (a computed property reading several,
+    /// a non-`@Persisted` property, a collection's element). Found once per key path with probe instances.
+    func propertyPath(of keyPath: AnyKeyPath) -> [PropertyInfo]? {
+        if let hit = keyPathCache.withLock({ $0[keyPath] }) { return hit }
+        let probe = type.init()
+        let recorder = KeyPathProbe()
+        probe._probe = recorder
+        _ = probe[keyPath: keyPath]
+        guard let path = recorder.path(from: probe) else { return nil }
+        keyPathCache.withLock { $0[keyPath] = path }
+        return path
     }
 
     /// Calls `body` for each property given in `value` (a dictionary by name, an array in declaration
@@ -280,5 +286,43 @@ enum ClassRegistry {
             problems.append("The class name \(className) is longer than \(SchemaValidation.maxNameBytes) bytes.")
         }
         return problems
+    }
+}
+
+/// Records the `@Persisted` properties a key path reads from a probe instance.
+///
+/// Reading a to-one link property of a probe returns a fresh probe of the target class sharing this
+/// recorder, so `\Dog.owner?.name` records `owner` on the `Dog` probe, then `name` on the `Person` probe.
+/// A key path is a valid property path when each read happened on the probe the previous read returned.
+/// Probes live for one ``ObjectSchemaInfo/propertyPath(of:)`` call on one thread.
+final class KeyPathProbe {
+    private var reads: [(object: ObjectIdentifier, property: PropertyInfo, returned: ObjectIdentifier?)] = []
+    /// Keeps the probes handed out alive, so their identities stay unique while recording.
+    private var probes: [ObjectBase] = []
+
+    /// Records that `object` read its property `ordinal`; returns the probe to hand back for a to-one link.
+    func record(_ object: ObjectBase, _ ordinal: Int, _ kind: _PropertyKind) -> ObjectBase? {
+        let info = ClassRegistry.info(for: type(of: object))
+        guard ordinal < info.properties.count else { return nil }
+        var next: ObjectBase?
+        if let target = kind.linkTarget, kind.collection == .single, !kind.isLinkingObjects {
+            let probe = target.init()
+            probe._probe = self
+            probes.append(probe)
+            next = probe
+        }
+        reads.append((ObjectIdentifier(object), info.properties[ordinal], next.map(ObjectIdentifier.init)))
+        return next
+    }
+
+    /// The chain of properties read starting at `root`, or nil if the reads do not form one chain.
+    func path(from root: ObjectBase) -> [PropertyInfo]? {
+        guard !reads.isEmpty else { return nil }
+        var expected: ObjectIdentifier? = ObjectIdentifier(root)
+        for read in reads {
+            guard read.object == expected else { return nil }
+            expected = read.returned
+        }
+        return reads.map(\.property)
     }
 }
