@@ -14,7 +14,7 @@ import ActorStorePersistence
 public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, CustomStringConvertible {
     /// The linking property of `Element` this collection follows.
     public let originProperty: String
-    private let owner: ObjectBase?
+    let owner: ObjectBase?
 
     init(originProperty: String) {
         self.originProperty = originProperty

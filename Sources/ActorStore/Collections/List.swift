@@ -20,8 +20,8 @@ import Foundation
 public final class List<Element: _RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     private var storage: [Element] = []
     /// Managed: the object whose property this is, and the property's ordinal.
-    private let owner: ObjectBase?
-    private let ordinal: Int
+    let owner: ObjectBase?
+    let ordinal: Int
 
     /// An empty unmanaged list.
     public init() {

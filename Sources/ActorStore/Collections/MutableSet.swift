@@ -13,8 +13,8 @@ import ActorStorePersistence
 /// write transaction. Objects are distinct by identity (the same stored object).
 public final class MutableSet<Element: _RealmCollectionValue & Hashable>: Sequence, CustomStringConvertible {
     private var storage: [Element] = []
-    private let owner: ObjectBase?
-    private let ordinal: Int
+    let owner: ObjectBase?
+    let ordinal: Int
 
     /// An empty unmanaged set.
     public init() {

@@ -63,9 +63,7 @@ public struct FrozenRealm: Sendable {
 
     /// All objects of a class at this version.
     public func objects<T: Object>(_ type: T.Type) -> FrozenResults<T> {
-        let binding = context.binding(for: type)
-        let rows = binding.flatMap { context.snapshot.state.tables[$0.tableID]?.rows } ?? PersistentBTree()
-        return FrozenResults(context: context, binding: binding, rows: rows)
+        FrozenResults(context: context, query: QueryDescription())
     }
 
     /// The object of a class with a primary key value at this version, or nil.
@@ -223,51 +221,6 @@ public struct Frozen<T: ObjectBase>: Sendable, Hashable, CustomStringConvertible
         }
         return "Frozen<\(binding.info.className)>@v\(version) { " + fields.joined(separator: ", ") + " }"
     }
-}
-
-/// The objects of one class at one version: immutable, `Sendable`, a `RandomAccessCollection` of
-/// ``Frozen`` objects. O(1) to make; index access O(log n).
-public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
-    let context: FrozenContext
-    let binding: TableBinding?
-    let rows: PersistentBTree<ObjectKey, RowLocation>
-
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { rows.count }
-
-    /// The frozen object at `position` (in insertion order). O(log n).
-    public subscript(position: Int) -> Frozen<Element> {
-        precondition(
-            position >= 0 && position < rows.count, "Index \(position) is out of bounds (count \(rows.count)).")
-        guard let binding else { preconditionFailure("FrozenResults without a table has no elements.") }
-        let entry = rows.element(at: position)
-        return Frozen(context: context, binding: binding, key: entry.key, location: entry.value)
-    }
-
-    /// Iterates in order, without index lookups.
-    public func makeIterator() -> Iterator { Iterator(context: context, binding: binding, rows: RowCursor(rows)) }
-
-    /// Iterates the frozen objects.
-    public struct Iterator: IteratorProtocol {
-        let context: FrozenContext
-        let binding: TableBinding?
-        var rows: RowCursor
-
-        /// The next frozen object, or nil at the end.
-        public mutating func next() -> Frozen<Element>? {
-            guard let binding, let row = rows.next() else { return nil }
-            return Frozen(context: context, binding: binding, key: row.key, location: row.location)
-        }
-    }
-
-    /// The version frozen.
-    public var version: UInt64 { context.snapshot.version.rawValue }
-
-    /// Always true.
-    public var isFrozen: Bool { true }
-
-    /// The live results in `realm` (at its current version, not this one).
-    public func thaw(in realm: isolated Realm) -> Results<Element> { realm.objects(Element.self) }
 }
 
 /// Adds `freeze()` to model classes, returning `Frozen<Self>`.

@@ -199,9 +199,17 @@ extension QueryExpression: CustomStringConvertible {
         case .date(let v):
             // Realm's timestamp literal: T<seconds>:<nanoseconds> since 1970.
             let interval = v.timeIntervalSince1970
-            let seconds = interval.rounded(.down)
-            let nanos = ((interval - seconds) * 1e9).rounded()
-            return "T\(Int64(seconds)):\(Int64(nanos))"
+            // A non-finite date has no literal (and converting it to Int64 would trap).
+            guard interval.isFinite else { return "<date \(interval)>" }
+            var seconds = interval.rounded(.down)
+            var nanos = ((interval - seconds) * 1e9).rounded()
+            if nanos >= 1e9 {  // within half a nanosecond of the next second
+                seconds += 1
+                nanos = 0
+            }
+            if let s = Int64(exactly: seconds), let n = Int64(exactly: nanos) { return "T\(s):\(n)" }
+            // Beyond Int64 seconds (no fraction at that magnitude): all the digits, which the parser reads.
+            return "T" + String(format: "%.0f", seconds) + ":0"
         case .uuid(let v): return "uuid(\(v.uuidString))"
         case .objectId(let v): return "oid(\(ObjectId(storage: v).stringValue))"
         case .decimal128(let v): return "decimal128(\(Decimal128(bits: v)))"

@@ -1,83 +1,172 @@
 import ActorStorePersistence
+import Foundation
 
-/// The objects of one class in a realm: lazy and live.
+/// The objects of one class in a realm, optionally filtered, sorted, made distinct and limited: lazy and
+/// live.
 ///
-/// Nothing is read until you ask: `count` is O(1), index access O(log n). A `Results` always reflects the
-/// realm's current version, including the open write transaction's own changes. A `for … in` loop
-/// iterates the objects as they were when the loop began, even if the loop deletes some.
+/// ```swift
+/// let puppies = try realm.objects(Dog.self)
+///     .filter("age < %@ AND name BEGINSWITH[c] %@", 2, "b")
+///     .sorted(by: \.name)
+/// let sameThing = realm.objects(Dog.self).where { $0.age < 2 && $0.name.starts(with: "b", options: .caseInsensitive) }
+/// ```
+///
+/// Nothing is evaluated until you read: chaining `filter`, `where`, `sorted`, `distinct` and `limit` only
+/// composes a query. A `Results` always reflects the realm's current version, including the open write
+/// transaction's own changes: the matches are recomputed at the first read after anything changed. All
+/// objects of a class, unfiltered, have an O(1) `count` and O(log n) index access. A `for … in` loop
+/// iterates the matches as they were when the loop began, even if the loop changes or deletes them.
 ///
 /// Not `Sendable`: it stays inside its ``Realm`` actor. Use ``freeze()`` to get a ``FrozenResults`` for
-/// other tasks, or a ``ThreadSafeReference``.
+/// other tasks. See the Queries article for the predicate language.
 public struct Results<Element: Object>: RandomAccessCollection {
     let context: RealmContext
+    let query: QueryDescription
+    private let cache = ResultsCache()
 
-    init(context: RealmContext) {
+    init(context: RealmContext, query: QueryDescription = QueryDescription()) {
         self.context = context
+        self.query = query
     }
 
     private var binding: TableBinding? { context.binding(for: Element.self) }
 
+    /// The matching keys at the realm's current version (computed once per version and write).
+    var keys: [ObjectKey] {
+        if cache.stamp == context.stamp, let keys = cache.keys { return keys }
+        let keys = context.runQuery(query, Element.self) { $0.keys(query) }
+        cache.keys = keys
+        cache.stamp = context.stamp
+        return keys
+    }
+
     public var startIndex: Int { 0 }
     public var endIndex: Int {
+        guard query.isWholeTable else { return keys.count }
         guard let binding else { return 0 }
         return context.state.rowCount(binding.tableID)
     }
 
-    /// The object at `position` (in insertion order). O(log n).
+    /// The object at `position`. O(log n).
     public subscript(position: Int) -> Element {
-        guard let binding, let row = context.state.row(binding.tableID, at: position),
-            let object = context.makeObject(binding, row.key, location: row.location) as? Element
-        else { preconditionFailure("Index \(position) is out of bounds (count \(count)).") }
+        guard let binding else { preconditionFailure("Index \(position) is out of bounds (count 0).") }
+        if query.isWholeTable {
+            guard let row = context.state.row(binding.tableID, at: position),
+                let object = context.makeObject(binding, row.key, location: row.location) as? Element
+            else { preconditionFailure("Index \(position) is out of bounds (count \(count)).") }
+            return object
+        }
+        let keys = keys
+        precondition(keys.indices.contains(position), "Index \(position) is out of bounds (count \(keys.count)).")
+        guard let object = context.object(Element.self, key: keys[position]) else {
+            preconditionFailure("The object at \(position) no longer exists.")
+        }
         return object
     }
 
-    /// Iterates the objects of the version current when iteration begins.
+    /// Iterates the matches of the version current when iteration begins.
     public func makeIterator() -> Iterator {
-        guard let binding else { return Iterator(context: context, binding: nil, rows: nil, stamp: 0) }
-        return Iterator(
-            context: context, binding: binding, rows: context.state.rowCursor(binding.tableID), stamp: context.stamp)
+        guard let binding else { return Iterator(context: context, binding: nil, source: .keys([], 0), stamp: 0) }
+        if query.isWholeTable {
+            return Iterator(
+                context: context, binding: binding, source: .rows(context.state.rowCursor(binding.tableID)),
+                stamp: context.stamp)
+        }
+        return Iterator(context: context, binding: binding, source: .keys(keys, 0), stamp: context.stamp)
     }
 
     /// Iterates a stable snapshot of the matches.
     public struct Iterator: IteratorProtocol {
+        enum Source {
+            case rows(RowCursor)
+            case keys([ObjectKey], Int)
+        }
         let context: RealmContext
         let binding: TableBinding?
-        var rows: RowCursor?
+        var source: Source
         let stamp: UInt64
 
         /// The next object, or nil at the end.
         public mutating func next() -> Element? {
-            guard let binding, let row = rows?.next() else { return nil }
-            // Locations are valid only while nothing was written since iteration began.
-            let object = context.makeObject(binding, row.key, location: context.stamp == stamp ? row.location : nil)
-            return object as? Element
+            guard let binding else { return nil }
+            switch source {
+            case .rows(var cursor):
+                guard let row = cursor.next() else { return nil }
+                source = .rows(cursor)
+                // Locations are valid only while nothing was written since iteration began.
+                return context.makeObject(binding, row.key, location: context.stamp == stamp ? row.location : nil)
+                    as? Element
+            case .keys(let keys, let index):
+                guard index < keys.count else { return nil }
+                source = .keys(keys, index + 1)
+                let location = context.stamp == stamp ? context.location(binding.tableID, keys[index]) : nil
+                return context.makeObject(binding, keys[index], location: location) as? Element
+            }
         }
     }
 
-    /// The number of objects. O(1).
+    /// The number of matches. O(1) for all objects of a class; otherwise evaluates the query once per
+    /// version.
     public var count: Int { endIndex }
 
-    /// Whether there are no objects. O(1).
+    /// Whether there are no matches.
     public var isEmpty: Bool { count == 0 }
 
-    /// The first object, or nil.
+    /// The first match, or nil.
     public var first: Element? { isEmpty ? nil : self[0] }
 
-    /// The last object, or nil.
+    /// The last match, or nil.
     public var last: Element? { isEmpty ? nil : self[count - 1] }
 
-    /// The position of a managed object in the results, or nil. O(log n).
+    /// The position of a managed object in the results, or nil.
     public func index(of object: Element) -> Int? {
         guard let managed = object._managed, managed.context === context else { return nil }
-        return context.state.rowOffset(binding?.tableID ?? managed.table.tableID, managed.key)
+        if query.isWholeTable { return context.state.rowOffset(binding?.tableID ?? managed.table.tableID, managed.key) }
+        return keys.firstIndex(of: managed.key)
     }
 
     /// An immutable, `Sendable` copy of the results at the realm's current version (outside a write
-    /// transaction). O(1).
+    /// transaction). O(1): the query is evaluated when the frozen results are read.
     public func freeze() -> FrozenResults<Element> {
-        FrozenRealm(FrozenContext(context)).objects(Element.self)
+        FrozenResults(context: FrozenContext(context), query: query)
     }
 
     /// Whether the results are frozen: never, for `Results` (see ``FrozenResults``).
     public var isFrozen: Bool { false }
+
+    /// A short description of how the query runs (which index it uses, or a scan), for debugging.
+    public func explain() -> String { context.runQuery(query, Element.self) { $0.explain(query) } }
+
+    // MARK: Composing
+
+    func adding(_ change: (inout QueryDescription) -> Void) throws(RealmError) -> Results {
+        var query = query
+        change(&query)
+        try context.runQuery(query, Element.self) { (executor) throws(RealmError) in try executor.validate(query) }
+        return Results(context: context, query: query)
+    }
+
+    func addingValidated(_ change: (inout QueryDescription) -> Void) -> Results {
+        var query = query
+        change(&query)
+        return Results(context: context, query: query)
+    }
+}
+
+/// The matches of a live `Results`, kept until the realm's stamp moves.
+final class ResultsCache {
+    var stamp: UInt64 = 0
+    var keys: [ObjectKey]?
+}
+
+extension RealmContext {
+    /// Runs `body` with an executor over the version the realm reads (the open transaction's, or the
+    /// snapshot's).
+    func runQuery<T: ObjectBase, R, E: Error>(
+        _ query: QueryDescription, _ type: T.Type, _ body: (QueryExecutor) throws(E) -> R
+    ) throws(E) -> R {
+        let info = info(for: type)
+        if let session { return try body(QueryExecutor(store: session.transaction, bindings: bindings, info: info)) }
+        return try body(QueryExecutor(store: snapshot, bindings: bindings, info: info))
+    }
 }

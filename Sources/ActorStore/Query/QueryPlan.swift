@@ -1,0 +1,525 @@
+import ActorStorePersistence
+import Foundation
+
+// Resolving a query: names become columns of the version being read, types are checked, and the
+// predicate becomes a tree of `PlanNode`s the executor runs per object. Resolution happens when a query is
+// built (so `filter` throws for an unknown property at once) and again for each evaluation (so the plan
+// always matches the version's schema).
+
+/// The tables of the version being queried, by class.
+struct QuerySchema {
+    let bindings: SchemaBindings
+    let state: DatabaseState
+
+    /// The table of `info`'s class, or nil when the version has none (then it has no objects).
+    func binding(for info: ObjectSchemaInfo) -> TableBinding? {
+        if let binding = bindings.byClass[ObjectIdentifier(info.type)] { return binding }
+        guard let id = state.tableIDs[info.className], let schema = state.tables[id]?.schema else { return nil }
+        return TableBinding(info: info, tableID: id, stored: schema)
+    }
+}
+
+/// The type a query expression yields, for type checking.
+enum QueryType: Equatable, CustomStringConvertible {
+    case bool, int, float, double, decimal, string, data, date, uuid, objectId
+    /// Objects of a class (a link).
+    case object(String)
+    /// The constant `nil`.
+    case null
+
+    init(_ scalar: ScalarType, target: String?) {
+        switch scalar {
+        case .bool: self = .bool
+        case .int8, .int16, .int32, .int64: self = .int
+        case .float: self = .float
+        case .double: self = .double
+        case .decimal128: self = .decimal
+        case .string: self = .string
+        case .data: self = .data
+        case .date: self = .date
+        case .uuid: self = .uuid
+        case .objectId: self = .objectId
+        case .link: self = .object(target ?? "?")
+        }
+    }
+
+    init(_ value: Value) {
+        switch value {
+        case .null: self = .null
+        case .bool: self = .bool
+        case .int: self = .int
+        case .float: self = .float
+        case .double: self = .double
+        case .decimal128: self = .decimal
+        case .string: self = .string
+        case .data: self = .data
+        case .date: self = .date
+        case .uuid: self = .uuid
+        case .objectId: self = .objectId
+        case .link, .list, .set, .map: self = .object("?")
+        }
+    }
+
+    var isNumeric: Bool {
+        switch self {
+        case .int, .float, .double, .decimal: true
+        default: false
+        }
+    }
+
+    /// Whether values of the two types can be compared with `op`.
+    func accepts(_ other: QueryType, _ op: QueryOperator) -> Bool {
+        if self == .null || other == .null { return op == .equal || op == .notEqual || op == .in }
+        switch op {
+        case .equal, .notEqual, .in:
+            return isNumeric ? other.isNumeric : self == other
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            if isNumeric { return other.isNumeric }
+            switch self {
+            case .date, .string, .uuid, .objectId: return self == other
+            default: return false
+            }
+        case .beginsWith, .endsWith, .contains, .like:
+            return (self == .string || self == .data) && self == other
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .bool: "Bool"
+        case .int: "Int"
+        case .float: "Float"
+        case .double: "Double"
+        case .decimal: "Decimal128"
+        case .string: "String"
+        case .data: "Data"
+        case .date: "Date"
+        case .uuid: "UUID"
+        case .objectId: "ObjectId"
+        case .object(let name): "\(name) object"
+        case .null: "nil"
+        }
+    }
+}
+
+/// One property read along a key path.
+struct PlanStep {
+    let property: PropertyInfo
+    /// The table of the objects this step reads from; nil when the version has no such table.
+    let table: TableID?
+    /// The column read, or -1 (the table lacks it: it reads as the default; or a `LinkingObjects`).
+    let column: Int
+    let type: ColumnType
+    /// For `LinkingObjects`: the origin table and its linking column.
+    let backlink: (table: TableID, column: Int)?
+    /// For links (and `LinkingObjects`): the class reached.
+    let target: ObjectSchemaInfo?
+    let targetTable: TableID?
+
+    /// Whether the step leads to several values or objects (a collection or linking objects).
+    var isToMany: Bool { backlink != nil || property.kind.isLinkingObjects || type.collection != .single }
+}
+
+/// What is done with the values of a key path's last step.
+enum PlanTerminal {
+    case values
+    case count
+    case min, max, sum, avg
+    case allKeys, allValues
+    case mapKey(String)
+}
+
+/// A resolved key path: where it starts (the object queried, or a `SUBQUERY` variable by depth), the
+/// steps through links, and what is done at the end.
+struct PlanPath {
+    let source: Int
+    /// Steps up to and including the last property read. Every step but the last is a link or a
+    /// collection of links.
+    let steps: [PlanStep]
+    let terminal: PlanTerminal
+    /// For an aggregate of a property of linked objects (`dogs.@avg.age`): that property.
+    let inner: PlanStep?
+    /// Whether the path yields several values per object (it crosses a to-many step without aggregating).
+    let isMulti: Bool
+    let type: QueryType
+}
+
+/// A side of a comparison.
+indirect enum PlanOperand {
+    case constant(Value)
+    case list([Value])
+    case path(PlanPath)
+    /// `SUBQUERY(collection, $v, predicate).@count`: the variable is bound at depth `depth`.
+    case subqueryCount(PlanPath, depth: Int, PlanNode)
+
+    var isMulti: Bool {
+        switch self {
+        case .list: true
+        case .path(let path): path.isMulti
+        default: false
+        }
+    }
+}
+
+/// A resolved condition.
+indirect enum PlanNode {
+    case constant(Bool)
+    case not(PlanNode)
+    case and([PlanNode])
+    case or([PlanNode])
+    /// A test of the queried object's own row: the fast path for `column op constant`.
+    case rowTest(RowTest)
+    case compare(PlanOperand, QueryOperator, PlanOperand, QueryOptions, QueryQuantifier?)
+    case between(PlanOperand, Value, Value, QueryQuantifier?)
+}
+
+/// A compiled test of one row (see `RowTests`), with the comparison it came from (for index planning).
+struct RowTest {
+    let column: Int
+    let scalar: ScalarType
+    let op: QueryOperator
+    let operand: PlanOperand
+    let options: QueryOptions
+    let test: (RowView) -> Bool
+}
+
+/// Turns a ``QueryPredicate`` into a ``PlanNode`` for one class at one version.
+struct QueryResolver {
+    let schema: QuerySchema
+    let root: ObjectSchemaInfo
+    /// The classes of the `SUBQUERY` variables in scope, by depth (index 0 is the object queried).
+    private var scopes: [(name: String?, info: ObjectSchemaInfo)]
+
+    init(schema: QuerySchema, root: ObjectSchemaInfo) {
+        self.schema = schema
+        self.root = root
+        self.scopes = [(nil, root)]
+    }
+
+    static func error(_ message: String, at position: Int? = nil) -> RealmError {
+        RealmError(.invalidQuery, "Invalid query: " + message + (position.map { " (at offset \($0))" } ?? "") + ".")
+    }
+
+    // MARK: Predicates
+
+    mutating func resolve(_ predicate: QueryPredicate) throws(RealmError) -> PlanNode {
+        switch predicate {
+        case .constant(let value): return .constant(value)
+        case .not(let inner): return .not(try resolve(inner))
+        case .and(let parts):
+            var nodes: [PlanNode] = []
+            for part in parts { nodes.append(try resolve(part)) }
+            return .and(nodes)
+        case .or(let parts):
+            var nodes: [PlanNode] = []
+            for part in parts { nodes.append(try resolve(part)) }
+            return .or(nodes)
+        case .comparison(let comparison): return try resolve(comparison)
+        case .between(let value, let lower, let upper, let quantifier):
+            let operand = try resolve(value)
+            guard case .constant(let low) = try resolve(lower), case .constant(let high) = try resolve(upper) else {
+                throw Self.error("BETWEEN needs two constant bounds, as in `age BETWEEN {1, 5}`")
+            }
+            let type = operandType(operand)
+            for bound in [low, high] {
+                guard type.accepts(QueryType(bound), .less), !bound.isNull else {
+                    throw Self.error(
+                        "BETWEEN compares numbers or dates; \(describe(value)) is \(type) and its bound is "
+                            + "\(QueryType(bound))")
+                }
+            }
+            try checkQuantifier(quantifier, operand, describe(value))
+            return .between(operand, low, high, quantifier)
+        }
+    }
+
+    private mutating func resolve(_ comparison: QueryComparison) throws(RealmError) -> PlanNode {
+        var lhs = try resolve(comparison.lhs)
+        var rhs = try resolve(comparison.rhs)
+        var op = comparison.op
+        var lhsText = describe(comparison.lhs)
+        var rhsText = describe(comparison.rhs)
+        // `5 < age` reads as `age > 5`, so the key path is on the left (string operators stay as written).
+        if case .constant = lhs, !(rhs.isConstant), let mirrored = op.mirrored {
+            swap(&lhs, &rhs)
+            swap(&lhsText, &rhsText)
+            op = mirrored
+        }
+        let lhsType = operandType(lhs)
+        if op == .in {
+            let elements: [QueryType]
+            switch rhs {
+            case .list(let values): elements = values.map(QueryType.init)
+            case .constant(let value): elements = [QueryType(value)]
+            default: elements = [operandType(rhs)]
+            }
+            for element in elements where !lhsType.accepts(element, .equal) {
+                throw Self.error("type mismatch: \(lhsText) is \(lhsType) but IN lists a \(element)")
+            }
+        } else {
+            if case .list = rhs {
+                throw Self.error("a list {…} goes only with IN or BETWEEN, not \(op.rawValue)")
+            }
+            let rhsType = operandType(rhs)
+            guard lhsType.accepts(rhsType, op) else {
+                if op.isStringOperator {
+                    throw Self.error(
+                        "\(op.rawValue) compares strings (or data): \(lhsText) is \(lhsType) and \(rhsText) is \(rhsType)"
+                    )
+                }
+                throw Self.error(
+                    "type mismatch: \(lhsText) is \(lhsType) but is compared (\(op.rawValue)) with \(rhsType) \(rhsText)"
+                )
+            }
+        }
+        if !comparison.options.isEmpty, lhsType != .string, lhsType != .null {
+            throw Self.error("[c] and [d] apply to strings; \(lhsText) is \(lhsType)")
+        }
+        try checkQuantifier(comparison.quantifier, lhs, lhsText)
+        let node = PlanNode.compare(lhs, op, rhs, comparison.options, comparison.quantifier)
+        return RowTests.compile(node) ?? node
+    }
+
+    private func checkQuantifier(
+        _ quantifier: QueryQuantifier?, _ operand: PlanOperand, _ text: String
+    )
+        throws(RealmError)
+    {
+        if quantifier != nil, !operand.isMulti {
+            throw Self.error(
+                "\(quantifier?.rawValue ?? "ANY") needs a key path through a collection (a List, MutableSet, Map or "
+                    + "LinkingObjects); \(text) has one value per object")
+        }
+    }
+
+    private func describe(_ expression: QueryExpression) -> String {
+        if case .keyPath = expression { return "'\(expression)'" }
+        return expression.description
+    }
+
+    private func operandType(_ operand: PlanOperand) -> QueryType {
+        switch operand {
+        case .constant(let value): QueryType(value)
+        case .list(let values): values.first.map(QueryType.init) ?? .null
+        case .path(let path): path.type
+        case .subqueryCount: .int
+        }
+    }
+
+    // MARK: Expressions
+
+    private mutating func resolve(_ expression: QueryExpression) throws(RealmError) -> PlanOperand {
+        switch expression {
+        case .value(let value): return .constant(value)
+        case .object(_, let key): return .constant(.link(key))
+        case .list(let items):
+            var values: [Value] = []
+            for item in items {
+                switch try resolve(item) {
+                case .constant(let value): values.append(value)
+                case .list(let nested): values += nested
+                default: throw Self.error("a list {…} may hold only constants")
+                }
+            }
+            return .list(values)
+        case .keyPath(let path): return .path(try resolve(path))
+        case .subqueryCount(let collection, let variable, let predicate):
+            let path = try resolve(collection)
+            guard path.isMulti, let last = path.steps.last, let target = last.target, path.inner == nil,
+                case .values = path.terminal
+            else {
+                throw Self.error(
+                    "SUBQUERY needs a collection of objects (a List or MutableSet of objects, or LinkingObjects); "
+                        + "'\(collection)' is not one", at: collection.position)
+            }
+            guard !scopes.contains(where: { $0.name == variable }) else {
+                throw Self.error("the SUBQUERY variable \(variable) is already in use")
+            }
+            scopes.append((variable, target))
+            defer { scopes.removeLast() }
+            let node = try resolve(predicate)
+            return .subqueryCount(path, depth: scopes.count - 1, node)
+        }
+    }
+
+    /// Resolves a key path from the object queried or a subquery variable.
+    mutating func resolve(_ path: QueryKeyPath) throws(RealmError) -> PlanPath {
+        let source: Int
+        if let variable = path.variable {
+            guard let depth = scopes.lastIndex(where: { $0.name == variable }) else {
+                throw Self.error("\(variable) is not a SUBQUERY variable in scope", at: path.position)
+            }
+            source = depth
+        } else {
+            source = 0
+        }
+        var info = scopes[source].info
+        var steps: [PlanStep] = []
+        var terminal = PlanTerminal.values
+        var inner: PlanStep?
+        var crossed = false
+        var index = 0
+        let components = path.components
+        func fail(_ message: String) -> RealmError { Self.error(message + " in key path '\(path)'", at: path.position) }
+        while index < components.count {
+            let component = components[index]
+            switch component {
+            case .property(let name):
+                if let last = steps.last, last.target == nil {
+                    throw fail("'\(last.property.name)' is a \(last.type) property and has no property '\(name)'")
+                }
+                guard let property = info.property(named: name) else {
+                    let known = info.properties.map(\.name).joined(separator: ", ")
+                    throw fail("\(info.className) has no property '\(name)' (its properties: \(known))")
+                }
+                let step = makeStep(property, of: info)
+                if let previous = steps.last, previous.isToMany { crossed = true }
+                steps.append(step)
+                if let target = step.target { info = target }
+            case .count, .min, .max, .sum, .avg:
+                guard let last = steps.last, last.isToMany else {
+                    throw fail("@\(component) needs a collection before it")
+                }
+                if case .count = component {
+                    terminal = .count
+                } else {
+                    terminal = aggregate(component)
+                    if last.target != nil {
+                        // `dogs.@avg.age`: the aggregated property of the linked objects comes next.
+                        guard index + 1 < components.count, case .property(let name) = components[index + 1],
+                            let property = info.property(named: name)
+                        else {
+                            throw fail("@\(component) of a collection of objects needs a property, as in dogs.@avg.age")
+                        }
+                        let step = makeStep(property, of: info)
+                        guard step.type.collection == .single, step.target == nil else {
+                            throw fail("@\(component) needs a property holding numbers or dates")
+                        }
+                        inner = step
+                        index += 1
+                    }
+                }
+                guard index == components.count - 1 else { throw fail("nothing may follow @\(component)") }
+            case .allKeys, .allValues, .mapKey:
+                guard let last = steps.last, last.type.collection == .map else {
+                    throw fail("\(component) applies to a Map property")
+                }
+                switch component {
+                case .allKeys: terminal = .allKeys
+                case .allValues: terminal = .allValues
+                case .mapKey(let key): terminal = .mapKey(key)
+                default: break
+                }
+                guard index == components.count - 1 else { throw fail("nothing may follow a map key or @allKeys") }
+            }
+            index += 1
+        }
+        guard let last = steps.last else { throw Self.error("an empty key path", at: path.position) }
+        let isMulti: Bool
+        let type: QueryType
+        switch terminal {
+        case .values:
+            isMulti = crossed || last.isToMany
+            type = last.target.map { .object($0.className) } ?? QueryType(last.type.scalar, target: nil)
+        case .count:
+            isMulti = crossed
+            type = .int
+        case .min, .max, .sum, .avg:
+            isMulti = crossed
+            let element = inner?.type.scalar ?? last.type.scalar
+            let elementType = QueryType(element, target: nil)
+            guard elementType.isNumeric || (elementType == .date && !isSumOrAvg(terminal)) else {
+                throw fail(
+                    "\(terminalName(terminal)) needs numbers\(isSumOrAvg(terminal) ? "" : " or dates"), not \(elementType)"
+                )
+            }
+            if case .avg = terminal {
+                type = elementType == .decimal ? .decimal : .double
+            } else {
+                type = elementType
+            }
+        case .allKeys:
+            isMulti = true
+            type = .string
+        case .allValues:
+            isMulti = true
+            type = last.target.map { .object($0.className) } ?? QueryType(last.type.scalar, target: nil)
+        case .mapKey:
+            isMulti = crossed
+            type = last.target.map { .object($0.className) } ?? QueryType(last.type.scalar, target: nil)
+        }
+        return PlanPath(source: source, steps: steps, terminal: terminal, inner: inner, isMulti: isMulti, type: type)
+    }
+
+    private func isSumOrAvg(_ terminal: PlanTerminal) -> Bool {
+        switch terminal {
+        case .sum, .avg: true
+        default: false
+        }
+    }
+
+    private func terminalName(_ terminal: PlanTerminal) -> String {
+        switch terminal {
+        case .min: "@min"
+        case .max: "@max"
+        case .sum: "@sum"
+        case .avg: "@avg"
+        default: "@count"
+        }
+    }
+
+    private func aggregate(_ component: QueryKeyPath.Component) -> PlanTerminal {
+        switch component {
+        case .min: .min
+        case .max: .max
+        case .sum: .sum
+        default: .avg
+        }
+    }
+
+    private func makeStep(_ property: PropertyInfo, of info: ObjectSchemaInfo) -> PlanStep {
+        let binding = schema.binding(for: info)
+        let target = property.kind.linkTarget.map { ClassRegistry.info(for: $0) }
+        let targetTable = target.flatMap { schema.binding(for: $0)?.tableID }
+        if property.kind.isLinkingObjects {
+            var backlink: (TableID, Int)?
+            if let target, let origin = schema.binding(for: target),
+                let ordinal = target.property(named: property.originProperty ?? "")?.ordinal,
+                origin.columns[ordinal] >= 0
+            {
+                backlink = (origin.tableID, origin.columns[ordinal])
+            }
+            return PlanStep(
+                property: property, table: binding?.tableID, column: -1, type: property.kind.columnType,
+                backlink: backlink ?? (TableID(UInt32.max), -1), target: target, targetTable: targetTable)
+        }
+        let column = binding?.columns[property.ordinal] ?? -1
+        return PlanStep(
+            property: property, table: binding?.tableID, column: column, type: property.kind.columnType,
+            backlink: nil, target: target, targetTable: targetTable)
+    }
+}
+
+extension PlanOperand {
+    var isConstant: Bool {
+        switch self {
+        case .constant, .list: true
+        default: false
+        }
+    }
+}
+
+extension QueryOperator {
+    /// The operator with its sides swapped (`<` for `>`), or nil for operators that do not mirror.
+    var mirrored: QueryOperator? {
+        switch self {
+        case .equal: .equal
+        case .notEqual: .notEqual
+        case .less: .greater
+        case .lessOrEqual: .greaterOrEqual
+        case .greater: .less
+        case .greaterOrEqual: .lessOrEqual
+        default: nil
+        }
+    }
+}
