@@ -13,6 +13,8 @@ enum Benchmark: String, BenchmarkCase {
     case frozenIterate = "frozen-iterate"
     case freeze = "freeze"
     case lookup = "lookup"
+    case query = "query"
+    case sort = "sort"
     case rawFsync = "raw-fsync"
     case durableWrite = "durable-write"
 
@@ -25,6 +27,8 @@ enum Benchmark: String, BenchmarkCase {
         case .frozenIterate: "the same over FrozenResults (await realm.freeze().objects(Dog.self)), outside the actor"
         case .freeze: "realm.freeze() inside the actor, and await realm.freeze() from outside (actor hop)"
         case .lookup: "object(ofType:forPrimaryKey:) of random keys among N objects, live and frozen"
+        case .query: "filter N objects: unindexed AND scan (count, fetch), indexed equality count"
+        case .sort: "sort 200k random strings; sort 200k ints and take 100"
         case .rawFsync: "write 100 B + fsync / fdatasync on the same disk, plain POSIX (no ActorStore)"
         case .durableWrite:
             "serial single-object write transactions, durability .full, vs the raw sync rate (and .none)"

@@ -30,6 +30,8 @@ final class Workloads {
         case .frozenIterate: try await frozenIterateBenchmark()
         case .freeze: try await freezeBenchmark()
         case .lookup: try await lookupBenchmark()
+        case .query: try await queryBenchmark()
+        case .sort: try await sortBenchmark()
         case .rawFsync: try rawFsyncBenchmark()
         case .durableWrite: try await durableWriteBenchmark()
         }

@@ -37,7 +37,7 @@ final class Workspace: Sendable {
 
     func configuration(at path: String, durability: Realm.Durability) -> Realm.Configuration {
         var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path))
-        configuration.objectTypes = [Dog.self, KeyedDog.self]
+        configuration.objectTypes = [Dog.self, KeyedDog.self, QueryDog.self, IndexedDog.self, SortDog.self]
         configuration.durability = durability
         // Bulk files are written once and deleted: background compaction would only add noise.
         configuration.automaticCompaction = false
