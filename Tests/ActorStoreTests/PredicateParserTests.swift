@@ -873,14 +873,46 @@ private struct PredicateMutator {
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
     mutating func position(in bytes: [UInt8]) -> Int { int(0...bytes.count) }
 
-    /// A random input: usually a seed mutated one to four times, sometimes random bytes.
+    /// A random input: usually a seed mutated one to four times, sometimes seeds combined (mostly valid),
+    /// sometimes random bytes.
     mutating func input() -> String {
-        if int(0...19) == 0 {
+        switch int(0...19) {
+        case 0:
             return String(decoding: (0..<int(0...200)).map { _ in UInt8(int(0...255)) }, as: UTF8.self)
+        case 1...4:
+            var text = Self.seeds[int(0...Self.seeds.count - 1)]
+            for _ in 0..<int(0...3) {
+                let other = Self.seeds[int(0...Self.seeds.count - 1)]
+                text = ["(\(text)) AND \(other)", "NOT (\(text)) OR (\(other))", "\(text) && !(\(other))"][int(0...2)]
+            }
+            return text
+        default:
+            var bytes = Array(Self.seeds[int(0...Self.seeds.count - 1)].utf8)
+            for _ in 0..<int(1...4) { mutate(&bytes) }
+            return String(decoding: bytes, as: UTF8.self)
         }
-        var bytes = Array(Self.seeds[int(0...Self.seeds.count - 1)].utf8)
-        for _ in 0..<int(1...4) { mutate(&bytes) }
-        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// About how many arguments `input` uses (`%@`-style placeholders, or the highest `$n` plus one).
+    static func argumentsUsed(by input: String) -> Int {
+        Array(input.utf8).withUnsafeBufferPointer { bytes in
+            var sequential = 0
+            var indexed = 0
+            var index = 1
+            while index < bytes.count {
+                let byte = bytes[index]
+                if bytes[index - 1] == UInt8(ascii: "%") {
+                    // %@ %d %f %i %s %K
+                    if byte == 0x40 || byte == 0x64 || byte == 0x66 || byte == 0x69 || byte == 0x73 || byte == 0x4B {
+                        sequential += 1
+                    }
+                } else if bytes[index - 1] == UInt8(ascii: "$"), byte >= 0x30, byte <= 0x39 {
+                    indexed = max(indexed, Int(byte) - 0x30 + 1)
+                }
+                index += 1
+            }
+            return max(sequential, indexed)
+        }
     }
 
     mutating func mutate(_ bytes: inout [UInt8]) {
@@ -903,7 +935,7 @@ private struct PredicateMutator {
             let other = Array(Self.seeds[int(0...Self.seeds.count - 1)].utf8)
             bytes = Array(bytes[..<int(0...bytes.count)]) + other[int(0...other.count)...]
         case 5:
-            let depth = int(1...400)
+            let depth = int(0...3) == 0 ? int(190...260) : int(1...10)
             let inner = String(decoding: bytes, as: UTF8.self)
             let wrapped: String
             switch int(0...4) {
@@ -939,9 +971,11 @@ private struct PredicateMutator {
         }
     }
 
-    /// Zero to four arguments: values of every supported kind, some unsupported ones, key path strings.
-    mutating func arguments() -> [Any] {
-        (0..<int(0...4)).map { _ in
+    /// Arguments for `input`: usually as many as it uses, sometimes zero to four; values of every supported
+    /// kind, some unsupported ones, and key path strings.
+    mutating func arguments(for input: String) -> [Any] {
+        let count = int(0...3) == 0 ? int(0...4) : Self.argumentsUsed(by: input)
+        return (0..<count).map { _ in
             switch int(0...17) {
             case 0: 5
             case 1: -1
@@ -1004,7 +1038,7 @@ extension PredicateParserTests {
         let began = clock.now
         for index in 0..<iterations {
             let input = mutator.input()
-            let arguments = mutator.arguments()
+            let arguments = mutator.arguments(for: input)
             let started = clock.now
             func record(_ problem: String) {
                 failures += 1

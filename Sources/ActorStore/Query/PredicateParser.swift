@@ -40,15 +40,19 @@ import Foundation
 ///   argument holding a key path (`"owner.name"`), which is also how to name a property whose name is a
 ///   keyword (`and`, `in`, `no`, …). Giving fewer arguments than the predicate uses, or more, is an error
 ///   (more usually means a placeholder was quoted: `'%@'` is a plain string).
-/// - Limits: inputs over 1 MiB of UTF-8 and nesting deeper than 200 levels (parentheses, `NOT`s and
-///   `SUBQUERY`s together) are rejected, so hostile input cannot exhaust the stack; memory stays proportional
-///   to the input. Every failure throws `RealmError.invalidQuery`; nothing traps.
+/// - Limits: inputs over 1 MiB of UTF-8 are rejected, and so is nesting deeper than 200 levels, counted two
+///   ways: parentheses and `SUBQUERY`s enclosing a point, and the height of the tree (each `NOT`, AND/OR
+///   group and `SUBQUERY` adds one). The parser itself does not recurse (its open groups are on the heap), so
+///   no input can exhaust its stack; the height limit bounds the recursion of everything that walks the tree
+///   later (`description`, the resolver). Memory stays proportional to the input. Every failure throws
+///   `RealmError.invalidQuery`; nothing traps.
 /// - Positions: error messages name a 0-based offset in the input's UTF-8 bytes, with an excerpt in which
 ///   `▸` marks the offset.
 enum PredicateParser {
     /// The longest input accepted, in UTF-8 bytes.
     static let maximumLength = 1 << 20
-    /// The deepest nesting of parentheses, `NOT`s and `SUBQUERY`s (and of arrays given as arguments).
+    /// The deepest nesting of parentheses and `SUBQUERY`s, the greatest height of a predicate tree, and the
+    /// deepest nesting of arrays given as arguments.
     static let maximumDepth = 200
     /// The most elements an array (or other sequence) given as an argument may have.
     static let maximumArgumentElements = 10_000_000
@@ -56,12 +60,8 @@ enum PredicateParser {
     /// Parses a Realm predicate string with its arguments.
     static func parse(_ format: String, _ arguments: [Any]) throws(RealmError) -> QueryPredicate {
         let bytes = try checkedBytes(format, subject: "predicate")
-        do {
-            var parser = try Parser(bytes, arguments, subject: "predicate")
-            return try parser.parsePredicateString()
-        } catch {
-            throw error.error
-        }
+        var parser = try Parser(bytes, arguments, subject: "predicate")
+        return try parser.parsePredicateString()
     }
 
     /// Parses a key path alone (for `sorted(byKeyPath:)`, `distinct(by:)`, `min(ofProperty:)`): `owner.name`.
@@ -70,12 +70,8 @@ enum PredicateParser {
     /// and `SUBQUERY` are not allowed.
     static func parseKeyPath(_ string: String) throws(RealmError) -> QueryKeyPath {
         let bytes = try checkedBytes(string, subject: "key path")
-        do {
-            var parser = try Parser(bytes, [], subject: "key path")
-            return try parser.parseKeyPathString()
-        } catch {
-            throw error.error
-        }
+        var parser = try Parser(bytes, [], subject: "key path")
+        return try parser.parseKeyPathString()
     }
 
     /// Converts one Swift argument (`%@`) into a query constant.
@@ -260,16 +256,9 @@ extension PredicateParser {
 
 // MARK: Tokens
 
-/// A parse failure, as thrown inside the parser: one reference, so the recursive functions' frames stay small
-/// (a typed throw reserves room for the error at every call site).
-private final class Failure: Error, Sendable {
-    let error: RealmError
-    init(_ error: RealmError) { self.error = error }
-}
-
 extension PredicateParser {
     /// The reserved words, lowercased. They cannot name a property except after a `.` or through `%K`.
-    fileprivate enum Keyword: String {
+    fileprivate enum Keyword: String, CaseIterable {
         case and, or, not, any, all, between, like, contains, yes, no, null, subquery, nan, inf, infinity
         case someQuantifier = "some"
         case noneQuantifier = "none"
@@ -281,10 +270,38 @@ extension PredicateParser {
         case trueLiteral = "true"
         case falseLiteral = "false"
         case nilLiteral = "nil"
+
+        /// The keywords by their packed spelling.
+        static let table: [PackedWord: Keyword] = {
+            var table: [PackedWord: Keyword] = [:]
+            for keyword in allCases {
+                var packed = PackedWord()
+                for byte in keyword.rawValue.utf8 { _ = packed.append(byte) }
+                table[packed] = keyword
+            }
+            return table
+        }()
+    }
+
+    /// Up to 16 bytes of an ASCII word, lowercased and packed into two integers: a cheap dictionary key.
+    fileprivate struct PackedWord: Hashable {
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        var count: UInt64 = 0
+
+        /// Appends a byte, lowercased; false when it is not ASCII or the word is full.
+        mutating func append(_ byte: UInt8) -> Bool {
+            guard byte < 0x80, count < 16 else { return false }
+            let lowered = UInt64(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
+            if count < 8 { low |= lowered << (8 * count) } else { high |= lowered << (8 * (count - 8)) }
+            count += 1
+            return true
+        }
     }
 
     /// One token and the byte range it was read from.
     fileprivate struct Token {
+        /// What the token is.
         enum Kind {
             case end
             /// A name or keyword (the keyword, when it is one).
@@ -324,18 +341,21 @@ extension PredicateParser {
             self.subject = subject
         }
 
-        func fail(_ message: String, at offset: Int) -> Failure {
-            Failure(PredicateParser.syntaxError(message, at: offset, in: bytes, subject: subject))
+        /// A syntax error at `offset`.
+        func fail(_ message: String, at offset: Int) -> RealmError {
+            PredicateParser.syntaxError(message, at: offset, in: bytes, subject: subject)
         }
 
+        /// The byte `offset` bytes after the current one, if any.
         func peek(_ offset: Int) -> UInt8? {
             index + offset < bytes.count ? bytes[index + offset] : nil
         }
 
+        /// The input bytes of `range` as a string.
         func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
 
         /// The next token; `.end` (repeatedly) at the end of the input.
-        mutating func next() throws(Failure) -> Token {
+        mutating func next() throws(RealmError) -> Token {
             while index < bytes.count, isSpace(bytes[index]) { index += 1 }
             let start = index
             guard index < bytes.count else { return Token(kind: .end, start: start, end: start) }
@@ -398,11 +418,13 @@ extension PredicateParser {
             }
         }
 
+        /// A one-byte token.
         private mutating func single(_ kind: Token.Kind) -> Token {
             index += 1
             return Token(kind: kind, start: index - 1, end: index)
         }
 
+        /// A two-byte token.
         private mutating func double(_ kind: Token.Kind) -> Token {
             index += 2
             return Token(kind: kind, start: index - 2, end: index)
@@ -434,8 +456,18 @@ extension PredicateParser {
             return String(decoding: lowered, as: UTF8.self)
         }
 
+        /// The keyword the bytes of `range` spell, in any case.
+        func keyword(_ range: Range<Int>) -> Keyword? {
+            guard range.count <= 16 else { return nil }
+            var packed = PackedWord()
+            for index in range {
+                guard packed.append(bytes[index]) else { return nil }
+            }
+            return Keyword.table[packed]
+        }
+
         /// An integer (decimal or `0x` hex) or floating-point number with an optional sign, or `±inf`.
-        private mutating func number() throws(Failure) -> Token {
+        private mutating func number() throws(RealmError) -> Token {
             let start = index
             var i = start
             var negative = false
@@ -445,8 +477,8 @@ extension PredicateParser {
             }
             if i < bytes.count, isWordStart(bytes[i]) {
                 let end = wordEnd(from: i)
-                let word = lowercasedWord(i..<end)
-                guard word == "inf" || word == "infinity" else {
+                let word = keyword(i..<end)
+                guard word == .inf || word == .infinity else {
                     throw fail("expected a number after '\(negative ? "-" : "+")'", at: start)
                 }
                 index = end
@@ -495,7 +527,7 @@ extension PredicateParser {
         }
 
         /// `0x…` after an optional sign; `digits` is where the hex digits start.
-        private mutating func hexNumber(start: Int, digits: Int, negative: Bool) throws(Failure) -> Token {
+        private mutating func hexNumber(start: Int, digits: Int, negative: Bool) throws(RealmError) -> Token {
             var magnitude: UInt64 = 0
             var end = digits
             while end < bytes.count, let digit = hexValue(bytes[end]) {
@@ -518,7 +550,7 @@ extension PredicateParser {
         }
 
         /// A quoted string starting at `from` (its quote); leaves `index` after the closing quote.
-        private mutating func quoted(from: Int) throws(Failure) -> String {
+        private mutating func quoted(from: Int) throws(RealmError) -> String {
             let quote = bytes[from]
             var i = from + 1
             var segment = i
@@ -560,7 +592,7 @@ extension PredicateParser {
         }
 
         /// `@count`, `@size`, `@min`, `@max`, `@sum`, `@avg`, `@allKeys` (`@keys`), `@allValues` (`@values`).
-        private mutating func collectionOperator() throws(Failure) -> Token {
+        private mutating func collectionOperator() throws(RealmError) -> Token {
             let start = index
             let end = wordEnd(from: start + 1)
             let component: QueryKeyPath.Component
@@ -582,7 +614,7 @@ extension PredicateParser {
         }
 
         /// `$0` (an argument by index) or `$name` (a SUBQUERY variable).
-        private mutating func dollar() throws(Failure) -> Token {
+        private mutating func dollar() throws(RealmError) -> Token {
             let start = index
             let end = wordEnd(from: start + 1)
             guard end > start + 1 else {
@@ -605,17 +637,19 @@ extension PredicateParser {
 
         /// A name or keyword, or a literal that starts like a name: `T1:0`, `uuid(…)`, `oid(…)`,
         /// `decimal128(…)`, `B64"…"`.
-        private mutating func word() throws(Failure) -> Token {
+        private mutating func word() throws(RealmError) -> Token {
             let start = index
             if bytes[start] == UInt8(ascii: "T"), let timestamp = try timestamp() { return timestamp }
             let end = wordEnd(from: start)
-            let lowered = lowercasedWord(start..<end)
-            if let lowered, end < bytes.count {
+            if end < bytes.count,
+                bytes[end] == UInt8(ascii: "(") || bytes[end] == UInt8(ascii: "\"")
+                    || bytes[end] == UInt8(ascii: "'"), let lowered = lowercasedWord(start..<end)
+            {
                 let next = bytes[end]
                 if next == UInt8(ascii: "("), lowered == "uuid" || lowered == "oid" || lowered == "decimal128" {
                     return try parenthesizedLiteral(lowered, start: start, open: end)
                 }
-                if next == UInt8(ascii: "\"") || next == UInt8(ascii: "'"), lowered == "b64" {
+                if next != UInt8(ascii: "("), lowered == "b64" {
                     let encoded = try quoted(from: end)
                     guard let data = Data(base64Encoded: encoded) else {
                         throw fail("B64\"…\" does not hold valid base64", at: start)
@@ -624,12 +658,12 @@ extension PredicateParser {
                 }
             }
             index = end
-            return Token(kind: .word(lowered.flatMap(Keyword.init(rawValue:))), start: start, end: end)
+            return Token(kind: .word(keyword(start..<end)), start: start, end: end)
         }
 
         /// `T<seconds>:<nanoseconds>` (seconds since 1970, either part may be negative), or nil when the
         /// bytes at `index` are a name starting with `T`.
-        private mutating func timestamp() throws(Failure) -> Token? {
+        private mutating func timestamp() throws(RealmError) -> Token? {
             let start = index
             var secondsStart = start + 1
             if secondsStart < bytes.count, bytes[secondsStart] == UInt8(ascii: "-") { secondsStart += 1 }
@@ -656,7 +690,7 @@ extension PredicateParser {
         }
 
         /// `uuid(…)`, `oid(…)` or `decimal128(…)`; `open` is the offset of its `(`.
-        private mutating func parenthesizedLiteral(_ name: String, start: Int, open: Int) throws(Failure) -> Token {
+        private mutating func parenthesizedLiteral(_ name: String, start: Int, open: Int) throws(RealmError) -> Token {
             var close = open + 1
             while close < bytes.count, bytes[close] != UInt8(ascii: ")") { close += 1 }
             guard close < bytes.count else { throw fail("\(name)( is never closed with ')'", at: start) }
@@ -686,10 +720,12 @@ extension PredicateParser {
     }
 }
 
+/// ASCII whitespace: space, tab, line feed, vertical tab, form feed, carriage return.
 private func isSpace(_ byte: UInt8) -> Bool {
     byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
 }
 
+/// `0` to `9`.
 private func isDigit(_ byte: UInt8) -> Bool {
     byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
 }
@@ -699,8 +735,10 @@ private func isWordStart(_ byte: UInt8) -> Bool {
     (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")) || byte == UInt8(ascii: "_") || byte >= 0x80
 }
 
+/// Names continue with the characters that start them, and digits.
 private func isWordChar(_ byte: UInt8) -> Bool { isWordStart(byte) || isDigit(byte) }
 
+/// The value of a hexadecimal digit.
 private func hexValue(_ byte: UInt8) -> UInt8? {
     switch byte {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
@@ -730,7 +768,7 @@ extension PredicateParser {
         /// The variables of the enclosing `SUBQUERY`s, innermost last.
         var variables: [String] = []
 
-        init(_ bytes: [UInt8], _ arguments: [Any], subject: String) throws(Failure) {
+        init(_ bytes: [UInt8], _ arguments: [Any], subject: String) throws(RealmError) {
             var lexer = Lexer(bytes, subject: subject)
             let first = try lexer.next()
             self.lexer = lexer
@@ -739,12 +777,15 @@ extension PredicateParser {
             self.subject = subject
         }
 
-        func fail(_ message: String, at offset: Int) -> Failure {
-            Failure(PredicateParser.syntaxError(message, at: offset, in: lexer.bytes, subject: subject))
+        /// A syntax error at `offset`.
+        func fail(_ message: String, at offset: Int) -> RealmError {
+            PredicateParser.syntaxError(message, at: offset, in: lexer.bytes, subject: subject)
         }
 
-        mutating func advance() throws(Failure) { token = try lexer.next() }
+        /// Consumes the current token.
+        mutating func advance() throws(RealmError) { token = try lexer.next() }
 
+        /// The current token's keyword, if it is one.
         var keyword: Keyword? {
             if case .word(let keyword) = token.kind { return keyword }
             return nil
@@ -765,7 +806,7 @@ extension PredicateParser {
         }
 
         /// Throws when `levels` (a nesting of parentheses and `SUBQUERY`s, or a tree height) is over the limit.
-        func checkDepth(_ levels: Int, at offset: Int) throws(Failure) {
+        func checkDepth(_ levels: Int, at offset: Int) throws(RealmError) {
             guard levels <= PredicateParser.maximumDepth else {
                 throw fail(
                     "the \(subject) nests deeper than \(PredicateParser.maximumDepth) levels (of parentheses, "
@@ -776,7 +817,7 @@ extension PredicateParser {
         // MARK: Whole inputs
 
         /// A whole predicate string, then checks that every argument was used.
-        mutating func parsePredicateString() throws(Failure) -> QueryPredicate {
+        mutating func parsePredicateString() throws(RealmError) -> QueryPredicate {
             if case .end = token.kind {
                 throw fail("the predicate is empty (use TRUEPREDICATE to match every object)", at: 0)
             }
@@ -797,7 +838,7 @@ extension PredicateParser {
         }
 
         /// A whole key path string.
-        mutating func parseKeyPathString() throws(Failure) -> QueryKeyPath {
+        mutating func parseKeyPathString() throws(RealmError) -> QueryKeyPath {
             let start = token.start
             guard case .word = token.kind else { throw fail("expected a property name, found \(found)", at: start) }
             let name = tokenText
@@ -871,6 +912,7 @@ extension PredicateParser {
             case subquery(Group)
         }
 
+        /// Whether the current token is `NOT` or `!`.
         var isNot: Bool {
             switch token.kind {
             case .not, .word(.not?): true
@@ -878,6 +920,7 @@ extension PredicateParser {
             }
         }
 
+        /// Whether the current token is `AND` or `&&`.
         var isAnd: Bool {
             switch token.kind {
             case .and, .word(.and?): true
@@ -885,6 +928,7 @@ extension PredicateParser {
             }
         }
 
+        /// Whether the current token is `OR` or `||`.
         var isOr: Bool {
             switch token.kind {
             case .or, .word(.or?): true
@@ -892,13 +936,14 @@ extension PredicateParser {
             }
         }
 
+        /// Whether the current token is `SUBQUERY`.
         var isSubquery: Bool {
             if case .word(.subquery?) = token.kind { return true }
             return false
         }
 
         /// A predicate up to the end of the input or an unmatched `)` (which the caller reports).
-        mutating func parsePredicate() throws(Failure) -> QueryPredicate {
+        mutating func parsePredicate() throws(RealmError) -> QueryPredicate {
             var groups = [Group(.whole, start: token.start)]
             operands: while true {
                 // One operand of the innermost group: NOTs, then '(', a constant or a comparison.
@@ -983,14 +1028,14 @@ extension PredicateParser {
         /// One operand, or an AND (or OR) of several: one level taller than the tallest.
         func chain(
             _ parts: [QueryPredicate], height: Int, _ combine: ([QueryPredicate]) -> QueryPredicate
-        ) throws(Failure) -> Parsed {
+        ) throws(RealmError) -> Parsed {
             if parts.count == 1, let only = parts.first { return (only, height) }
             try checkDepth(height + 1, at: token.start)
             return (combine(parts), height + 1)
         }
 
         /// `ANY`, `SOME`, `ALL` or `NONE`, if present.
-        mutating func readQuantifier() throws(Failure) -> QueryQuantifier? {
+        mutating func readQuantifier() throws(RealmError) -> QueryQuantifier? {
             let quantifier: QueryQuantifier
             switch keyword {
             case .any?, .someQuantifier?: quantifier = .any
@@ -1004,7 +1049,7 @@ extension PredicateParser {
 
         /// Reads a comparison from where `pending` left off to its end, or up to a SUBQUERY on either side,
         /// which it opens (its count comes back through `resume`).
-        mutating func readComparison(_ pending: PendingComparison) throws(Failure) -> Step {
+        mutating func readComparison(_ pending: PendingComparison) throws(RealmError) -> Step {
             var pending = pending
             let lhs: QueryExpression
             if let known = pending.lhs {
@@ -1031,7 +1076,7 @@ extension PredicateParser {
         /// Continues the comparison a SUBQUERY interrupted, now that its count has been read.
         mutating func resume(
             _ pending: PendingComparison, with count: QueryExpression, height: Int
-        ) throws(Failure) -> Step {
+        ) throws(RealmError) -> Step {
             var pending = pending
             if let lhs = pending.lhs, let op = pending.op {
                 let comparison = QueryComparison(
@@ -1044,7 +1089,7 @@ extension PredicateParser {
         }
 
         /// The operator after a comparison's left side (nil for `BETWEEN`), consumed.
-        mutating func readOperator(after lhs: QueryExpression, start: Int) throws(Failure) -> QueryOperator? {
+        mutating func readOperator(after lhs: QueryExpression, start: Int) throws(RealmError) -> QueryOperator? {
             let op: QueryOperator?
             switch token.kind {
             case .comparison(let comparison): op = comparison
@@ -1061,7 +1106,7 @@ extension PredicateParser {
         }
 
         /// The error for a missing or unknown operator after a comparison's left side.
-        func operatorError(after lhs: QueryExpression, start: Int) -> Failure {
+        func operatorError(after lhs: QueryExpression, start: Int) -> RealmError {
             let lhsText = describe(start..<previousEnd)
             switch token.kind {
             case .word(nil):
@@ -1081,7 +1126,7 @@ extension PredicateParser {
 
         /// Reads `SUBQUERY(collection, $variable,` and declares the variable; the predicate is read next, as a
         /// group.
-        mutating func openSubquery(_ pending: PendingComparison) throws(Failure) -> Group {
+        mutating func openSubquery(_ pending: PendingComparison) throws(RealmError) -> Group {
             let start = token.start
             try advance()
             guard case .openParen = token.kind else {
@@ -1115,7 +1160,7 @@ extension PredicateParser {
         }
 
         /// Reads the `).@count` that ends a SUBQUERY opened at `opened`.
-        mutating func closeSubquery(opened: Int) throws(Failure) {
+        mutating func closeSubquery(opened: Int) throws(RealmError) {
             try expectClose(.closeParen, opened: opened, what: "SUBQUERY")
             let countStart = token.start
             var counted = false
@@ -1131,7 +1176,7 @@ extension PredicateParser {
         }
 
         /// Consumes a `)` or `]` closing what was opened at `opened`, or throws.
-        mutating func expectClose(_ kind: Token.Kind, opened: Int, what: String) throws(Failure) {
+        mutating func expectClose(_ kind: Token.Kind, opened: Int, what: String) throws(RealmError) {
             switch (kind, token.kind) {
             case (.closeParen, .closeParen), (.closeBracket, .closeBracket):
                 try advance()
@@ -1152,7 +1197,7 @@ extension PredicateParser {
         }
 
         /// `[c]`, `[d]`, `[cd]` or `[dc]` after an operator, if present.
-        mutating func parseOptions(for op: QueryOperator) throws(Failure) -> QueryOptions {
+        mutating func parseOptions(for op: QueryOperator) throws(RealmError) -> QueryOptions {
             guard case .openBracket = token.kind else { return [] }
             let open = token.start
             try advance()
@@ -1192,7 +1237,7 @@ extension PredicateParser {
         /// `lhs BETWEEN {lower, upper}` or `lhs BETWEEN %@` (a two-element array or a closed range).
         mutating func parseBetween(
             _ lhs: QueryExpression, quantifier: QueryQuantifier?
-        ) throws(Failure)
+        ) throws(RealmError)
             -> QueryPredicate
         {
             let start = token.start
@@ -1228,7 +1273,7 @@ extension PredicateParser {
         // MARK: Expressions
 
         /// A key path, constant or list.
-        mutating func parseExpression() throws(Failure) -> QueryExpression {
+        mutating func parseExpression() throws(RealmError) -> QueryExpression {
             let start = token.start
             switch token.kind {
             case .word(nil):
@@ -1292,7 +1337,7 @@ extension PredicateParser {
         }
 
         /// `.name`, `.@operator` and `['key']` after the start of a key path.
-        mutating func parseKeyPathTail(_ path: QueryKeyPath) throws(Failure) -> QueryKeyPath {
+        mutating func parseKeyPathTail(_ path: QueryKeyPath) throws(RealmError) -> QueryKeyPath {
             var path = path
             while true {
                 switch token.kind {
@@ -1334,7 +1379,7 @@ extension PredicateParser {
         }
 
         /// `{a, b, …}` of constants (literals and arguments).
-        mutating func parseList() throws(Failure) -> QueryExpression {
+        mutating func parseList() throws(RealmError) -> QueryExpression {
             let open = token.start
             try advance()
             var items: [QueryExpression] = []
@@ -1369,7 +1414,7 @@ extension PredicateParser {
 
         /// The argument the current placeholder token (`%@`, `%K`, `$n`) refers to, and its index; does not
         /// consume the token.
-        mutating func takeArgument() throws(Failure) -> (value: Any, index: Int) {
+        mutating func takeArgument() throws(RealmError) -> (value: Any, index: Int) {
             guard subject == "predicate" else {
                 throw fail("a key path cannot contain placeholders", at: token.start)
             }
@@ -1397,7 +1442,7 @@ extension PredicateParser {
         }
 
         /// An argument as a query constant, with the position in any error.
-        func convertArgument(_ value: Any, index: Int, at offset: Int) throws(Failure) -> QueryExpression {
+        func convertArgument(_ value: Any, index: Int, at offset: Int) throws(RealmError) -> QueryExpression {
             do {
                 return try PredicateParser.convert(value, depth: 0)
             } catch {
