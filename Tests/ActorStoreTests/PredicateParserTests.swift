@@ -136,6 +136,9 @@ private struct NotAnArgument {}
         #expect(parsed("%@ IN dogs.name", ["Rex"]) == compare(string("Rex"), .in, path("dogs", "name")))
         #expect(parsed("age IN {1, -2, 0x10}") == compare(path("age"), .in, .list([int(1), int(-2), int(16)])))
         expectError("age IN {1, {2}}", offset: 11, "lists cannot be nested")
+        // Found by the fuzz test (seed 1795353810935): an array argument inside a list nested it.
+        expectError("age BETWEEN {$1, 5}", [0, [1, 2]], offset: 13, "lists cannot be nested")
+        expectError("age IN {1, %@}", [[2, 3]], offset: 11, "lists cannot be nested")
         expectError("age IN {1, 2", offset: 12, "unbalanced brace", "offset 7")
         expectError("age IN {1 2}", offset: 10, "expected ',' or '}'")
         expectError("age IN {1,}", offset: 10, "expected a key path or a value")

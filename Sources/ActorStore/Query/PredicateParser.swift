@@ -1394,6 +1394,8 @@ extension PredicateParser {
                 switch item {
                 case .keyPath, .subqueryCount:
                     throw fail("a list holds constant values only, not key paths", at: itemStart)
+                case .list:
+                    throw fail("lists cannot be nested: an array argument cannot be an element of {…}", at: itemStart)
                 default: items.append(item)
                 }
                 switch token.kind {
