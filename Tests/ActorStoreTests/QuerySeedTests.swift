@@ -87,6 +87,12 @@ final class QSCompany: Object {
             #expect(try companies.filter("employees.@count > 5").map(\.name) == ["Big"])
             #expect(try companies.filter("ceo == nil").map(\.name) == ["Small"])
             #expect(try companies.filter("ceo.name == 'e0'").map(\.name) == ["Big"])
+            // Objects as arguments match by identity, on to-one links and in collections.
+            let bigCEO = try #require(companies.first?.ceo)
+            #expect(try companies.filter("ceo == %@", bigCEO).map(\.name) == ["Big"])
+            #expect(try companies.filter("%@ IN employees", bigCEO).map(\.name) == ["Big"])
+            #expect(try companies.filter("ceo IN %@", [bigCEO]).map(\.name) == ["Big"])
+            #expect(throws: RealmError.self) { try companies.filter("ceo == %@", try #require(dogs.first)) }
             let employees = realm.objects(QSEmployee.self)
             #expect(try employees.filter("ANY companies.name == 'Small'").map(\.name) == ["s0", "s1"])
             // The same on frozen results, and on a list.

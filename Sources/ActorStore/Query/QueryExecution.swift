@@ -74,8 +74,6 @@ struct QueryExecutor {
             self.row = row
         }
 
-        var depth: Int { variables.count + 1 }
-
         func object(at depth: Int) -> (table: TableID, key: ObjectKey)? {
             depth == 0 ? root : variables[checked: depth - 1]
         }
@@ -138,9 +136,11 @@ struct QueryExecutor {
                 return result
             }
             if let candidates = IndexPlanner.candidates(node, table: table, store: store) {
+                if candidates.exact { return Array(candidates.keys.prefix(limit)) }
+                let state = store.state
                 for key in candidates.keys {
                     guard result.count < limit else { break }
-                    if candidates.exact || matches(node, table: table, key: key) { result.append(key) }
+                    if matches(node, table: table, key: key, in: state) { result.append(key) }
                 }
                 return result
             }
@@ -151,11 +151,12 @@ struct QueryExecutor {
             default: return scan(store, node, table: table, limit: limit)
             }
         case .collection, .backlinks:
+            let state = store.state
             for key in baseKeys(base) {
                 guard result.count < limit else { break }
                 if let node {
-                    if matches(node, table: table, key: key) { result.append(key) }
-                } else if store.state.rowLocation(table, key) != nil {
+                    if matches(node, table: table, key: key, in: state) { result.append(key) }
+                } else if state.rowLocation(table, key) != nil {
                     result.append(key)
                 }
             }
@@ -217,10 +218,7 @@ struct QueryExecutor {
         switch base {
         case .table: return []
         case .collection(let owner, let key, let column):
-            guard let type = store.state.tables[owner]?.schema.columns[checked: column]?.type,
-                let value = try? store.value(owner, key, column: column)
-            else { return [] }
-            _ = type
+            guard let value = try? store.value(owner, key, column: column) else { return [] }
             switch value {
             case .list(let items), .set(let items):
                 return items.compactMap { if case .link(let k) = $0 { k } else { nil } }
@@ -235,9 +233,9 @@ struct QueryExecutor {
         }
     }
 
-    /// Whether object `key` of `table` matches `node`.
-    func matches(_ node: PlanNode, table: TableID, key: ObjectKey) -> Bool {
-        guard let location = store.state.rowLocation(table, key) else { return false }
+    /// Whether object `key` of `table` matches `node` (`state` is the store's, taken once per loop).
+    func matches(_ node: PlanNode, table: TableID, key: ObjectKey, in state: DatabaseState) -> Bool {
+        guard let location = state.rowLocation(table, key) else { return false }
         return
             (try? store.withRowBytes(at: location) { (view) throws(StorageError) in
                 var scope = Scope(table, key, row: view)

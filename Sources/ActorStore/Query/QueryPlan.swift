@@ -236,31 +236,27 @@ struct QueryResolver {
     private mutating func resolve(_ comparison: QueryComparison) throws(RealmError) -> PlanNode {
         var lhs = try resolve(comparison.lhs)
         var rhs = try resolve(comparison.rhs)
+        var lhsExpression = comparison.lhs
+        var rhsExpression = comparison.rhs
         var op = comparison.op
-        var lhsText = describe(comparison.lhs)
-        var rhsText = describe(comparison.rhs)
         // `5 < age` reads as `age > 5`, so the key path is on the left (string operators stay as written).
         if case .constant = lhs, !(rhs.isConstant), let mirrored = op.mirrored {
             swap(&lhs, &rhs)
-            swap(&lhsText, &rhsText)
+            swap(&lhsExpression, &rhsExpression)
             op = mirrored
         }
-        let lhsType = operandType(lhs)
+        let lhsText = describe(lhsExpression)
+        let rhsText = describe(rhsExpression)
+        let lhsType = type(of: lhsExpression, lhs)
         if op == .in {
-            let elements: [QueryType]
-            switch rhs {
-            case .list(let values): elements = values.map(QueryType.init)
-            case .constant(let value): elements = [QueryType(value)]
-            default: elements = [operandType(rhs)]
-            }
-            for element in elements where !lhsType.accepts(element, .equal) {
+            for element in elementTypes(of: rhsExpression, rhs) where !lhsType.accepts(element, .equal) {
                 throw Self.error("type mismatch: \(lhsText) is \(lhsType) but IN lists a \(element)")
             }
         } else {
             if case .list = rhs {
                 throw Self.error("a list {…} goes only with IN or BETWEEN, not \(op.rawValue)")
             }
-            let rhsType = operandType(rhs)
+            let rhsType = type(of: rhsExpression, rhs)
             guard lhsType.accepts(rhsType, op) else {
                 if op.isStringOperator {
                     throw Self.error(
@@ -295,6 +291,28 @@ struct QueryResolver {
     private func describe(_ expression: QueryExpression) -> String {
         if case .keyPath = expression { return "'\(expression)'" }
         return expression.description
+    }
+
+    /// The type of a resolved side; an object argument keeps its class (its operand is a bare link).
+    private func type(of expression: QueryExpression, _ operand: PlanOperand) -> QueryType {
+        if case .object(let className, _) = expression { return .object(className) }
+        return operandType(operand)
+    }
+
+    /// The types of the elements `IN` compares with: a list's items, or the values of a key path.
+    private func elementTypes(of expression: QueryExpression, _ operand: PlanOperand) -> [QueryType] {
+        switch expression {
+        case .list(let items):
+            return items.flatMap { item -> [QueryType] in
+                switch item {
+                case .object(let className, _): return [.object(className)]
+                case .value(let value): return [QueryType(value)]
+                case .list: return elementTypes(of: item, .constant(.null))
+                default: return []
+                }
+            }
+        default: return [type(of: expression, operand)]
+        }
     }
 
     private func operandType(_ operand: PlanOperand) -> QueryType {
@@ -489,6 +507,7 @@ struct QueryResolver {
             {
                 backlink = (origin.tableID, origin.columns[ordinal])
             }
+            // Without the origin's table or column there are no links: a table id no table has matches none.
             return PlanStep(
                 property: property, table: binding?.tableID, column: -1, type: property.kind.columnType,
                 backlink: backlink ?? (TableID(UInt32.max), -1), target: target, targetTable: targetTable)

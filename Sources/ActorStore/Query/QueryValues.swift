@@ -24,8 +24,14 @@ enum QueryValues {
         case (.data(let x), .data(let y)):
             return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
         case (.uuid(let x), .uuid(let y)):
-            let (p, q) = (withUnsafeBytes(of: x.uuid) { Array($0) }, withUnsafeBytes(of: y.uuid) { Array($0) })
-            return p.lexicographicallyPrecedes(q) ? -1 : (p == q ? 0 : 1)
+            let c = withUnsafeBytes(of: x.uuid) { p in
+                withUnsafeBytes(of: y.uuid) { q in
+                    // A 16-byte tuple always has storage.
+                    guard let a = p.baseAddress, let b = q.baseAddress else { return Int32(0) }
+                    return memcmp(a, b, 16)
+                }
+            }
+            return c < 0 ? -1 : (c == 0 ? 0 : 1)
         case (.objectId(let x), .objectId(let y)): return x < y ? -1 : (x == y ? 0 : 1)
         case (.link(let x), .link(let y)): return x < y ? -1 : (x == y ? 0 : 1)
         case (.decimal128, _), (_, .decimal128):

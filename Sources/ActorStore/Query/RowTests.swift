@@ -71,9 +71,8 @@ enum RowTests {
         switch value {
         case .null:
             return { row in
-                guard let x = try? row.int64(at: column, type: scalar, optional: optional) else { return nullMatches }
-                _ = x
-                return !nullMatches
+                let isNull = ((try? row.int64(at: column, type: scalar, optional: optional)) ?? nil) == nil
+                return isNull ? nullMatches : !nullMatches
             }
         case .int(let c):
             return { row in
@@ -127,9 +126,8 @@ enum RowTests {
         switch value {
         case .null:
             return { row in
-                guard let x = try? row.double(at: column, optional: optional) else { return nullMatches }
-                _ = x
-                return !nullMatches
+                let isNull = ((try? row.double(at: column, optional: optional)) ?? nil) == nil
+                return isNull ? nullMatches : !nullMatches
             }
         case .date(let d) where date: constant = d.timeIntervalSinceReferenceDate
         case .int, .double, .float:
