@@ -68,6 +68,9 @@ public struct RealmError: Error, Sendable, CustomStringConvertible {
         /// mismatch, a missing argument, or a `#Predicate` expression with no translation. The message
         /// names the problem and, for predicate strings, its position.
         public static let invalidQuery = Code("invalidQuery")
+        /// A key path given to observe changes names no property of the class, or crosses a property that
+        /// cannot be followed (an inverse relationship, a value).
+        public static let invalidKeyPath = Code("invalidKeyPath")
     }
 
     /// What kind of failure happened.

@@ -6,11 +6,22 @@ final class FrozenContext: Sendable {
     let snapshot: Snapshot
     let bindings: SchemaBindings
     let fileKey: String
+    /// The engine, while it is open (to start observing changes from a frozen value). Weak: frozen values
+    /// must not keep a file open after its last realm is released.
+    weak let engine: StorageEngine?
 
     init(_ context: RealmContext) {
         self.snapshot = context.snapshot
         self.bindings = context.bindings
         self.fileKey = context.fileKey
+        self.engine = context.engine
+    }
+
+    init(snapshot: Snapshot, bindings: SchemaBindings, fileKey: String, engine: StorageEngine?) {
+        self.snapshot = snapshot
+        self.bindings = bindings
+        self.fileKey = fileKey
+        self.engine = engine
     }
 
     func binding(for type: ObjectBase.Type) -> TableBinding? {

@@ -14,9 +14,10 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     private let rows: PersistentBTree<ObjectKey, RowLocation>
     private let matches = Locked<[ObjectKey]?>(nil)
 
-    init(context: FrozenContext, query: QueryDescription) {
+    init(context: FrozenContext, query: QueryDescription, keys: [ObjectKey]? = nil) {
         self.context = context
         self.query = query
+        if let keys { matches.withLock { $0 = keys } }
         let binding = context.binding(for: Element.self)
         self.binding = binding
         self.rows = binding.flatMap { context.snapshot.state.tables[$0.tableID]?.rows } ?? PersistentBTree()

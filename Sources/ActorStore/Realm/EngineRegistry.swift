@@ -14,6 +14,8 @@ enum EngineRegistry {
         let readOnly: Bool
         /// The engine's durability: a realm asking for another would silently get this one.
         let durable: Bool
+        /// The engine, once open.
+        var engine: ObjectIdentifier?
     }
     private static let entries = Locked<[String: Entry]>([:])
 
@@ -82,7 +84,9 @@ enum EngineRegistry {
         }
         let task = try found.get()
         do {
-            return try await task.value
+            let engine = try await task.value
+            entries.withLock { $0[key]?.engine = ObjectIdentifier(engine) }
+            return engine
         } catch {
             release(key, engine: nil)
             if let error = error as? StorageError { throw RealmError(error) }
@@ -110,6 +114,17 @@ enum EngineRegistry {
             return entry.users == 0
         }
         if last, let engine { closing.withLock { $0.append(WeakEngine(key, engine)) } }
+    }
+
+    /// Adds a use of `engine` if it is still the open engine of `key` (an observer keeping the file open
+    /// while it observes); false if it is not (every realm on the file was released).
+    static func retain(_ key: String, engine: StorageEngine) -> Bool {
+        entries.withLock { table in
+            guard var entry = table[key], entry.engine == ObjectIdentifier(engine) else { return false }
+            entry.users += 1
+            table[key] = entry
+            return true
+        }
     }
 
     /// Whether any realm in this process has `key` open.

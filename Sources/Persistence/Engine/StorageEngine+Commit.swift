@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -89,14 +90,19 @@ extension StorageEngine {
         let result = CommitResult(version: txn.state.version, changes: txn.changes)
         var state = txn.state
         state.endOffset = end
+        let silenced = txn.silencedSubscriptions
+        let before = silenced.isEmpty ? nil : txn.baseState
         if configuration.durability == .none {
-            core.withLock { core in
+            let region = core.withLock { core in
                 core.tip = state
                 core.appendedEnd = end
                 core.durableEnd = end
                 core.published = state
+                return core.region
             }
             writeLock.unlock()
+            hub.publish(
+                [.init(state: state, changes: result.changes, silenced: silenced, before: before)], region: region)
             considerAutoCompaction()
             return result
         }
@@ -105,7 +111,9 @@ extension StorageEngine {
             if let poisoned = core.poisoned { return (false, false, poisoned) }
             core.tip = state
             core.appendedEnd = end
-            core.waiting.append(PendingCommit(end: end, state: state, result: result, waiter: waiter))
+            core.waiting.append(
+                PendingCommit(
+                    end: end, state: state, result: result, waiter: waiter, silenced: silenced, before: before))
             let alone = core.waiting.count == 1
             if core.syncInFlight { return (false, alone, nil) }
             core.syncInFlight = true
@@ -171,7 +179,7 @@ extension StorageEngine {
             let (file, target) = core.withLock { ($0.file, $0.appendedEnd) }
             var failure: StorageError?
             do throws(StorageError) { try fs.sync(file) } catch { failure = error }
-            let (ready, idle, error, again) = core.withLock { core in
+            let (ready, idle, error, again, region) = core.withLock { core in
                 if let failure {
                     let poisoned = Self.poison(path, failure)
                     core.poisoned = poisoned
@@ -180,7 +188,7 @@ extension StorageEngine {
                     core.syncInFlight = false
                     let idle = core.idleWaiters
                     core.idleWaiters = []
-                    return (all, idle, Optional(poisoned), false)
+                    return (all, idle, Optional(poisoned), false, core.region)
                 }
                 core.durableEnd = max(core.durableEnd, target)
                 let covered = core.waiting.prefix { $0.end <= target }
@@ -190,12 +198,18 @@ extension StorageEngine {
                     core.syncInFlight = false
                     let idle = core.idleWaiters
                     core.idleWaiters = []
-                    return (Array(covered), idle, nil, false)
+                    return (Array(covered), idle, nil, false, core.region)
                 }
-                return (Array(covered), [], nil, true)
+                return (Array(covered), [], nil, true, core.region)
             }
             for commit in ready {
                 commit.waiter.complete(error.map { .failure($0) } ?? .success(commit.result))
+            }
+            if error == nil {
+                hub.publish(
+                    ready.map {
+                        .init(state: $0.state, changes: $0.result.changes, silenced: $0.silenced, before: $0.before)
+                    }, region: region)
             }
             for waiter in idle { waiter.resume() }
             if !ready.isEmpty && error == nil { considerAutoCompaction() }

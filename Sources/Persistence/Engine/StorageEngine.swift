@@ -100,6 +100,8 @@ package final class StorageEngine: Sendable {
     /// Serialises compactions (explicit and background).
     let compactionLock = AsyncWriteLock()
     let pins = VersionPins()
+    /// Observers of commits (see ``subscribe(tables:)``).
+    package let hub = ChangeHub()
     let core: Locked<Core>
     /// Runs the fsyncs of durable commits (see ``SyncThread``).
     private let syncThreadBox = Locked<SyncThread?>(nil)
@@ -137,6 +139,9 @@ package final class StorageEngine: Sendable {
         let state: DatabaseState
         let result: CommitResult
         let waiter: CommitWaiter
+        /// Subscriptions the commit must not notify, and the version it started from (for them).
+        let silenced: Set<UInt64>
+        let before: DatabaseState?
     }
 
     private init(path: String, configuration: Configuration, fs: any FileSystem, core: Core) {
@@ -157,6 +162,7 @@ package final class StorageEngine: Sendable {
     }
 
     deinit {
+        hub.close()
         syncThreadBox.withLock { $0?.stop() }
         core.withLock { core in
             if !core.isClosed {
@@ -399,7 +405,33 @@ package final class StorageEngine: Sendable {
             $0?.stop()
             $0 = nil
         }
+        hub.close()
         writeLock.unlock()
+    }
+
+    // MARK: Observing
+
+    /// Starts observing commits to `tables` (all tables when nil): returns the subscription and a
+    /// snapshot of the newest version, the one its first batch will follow. The snapshot is pinned
+    /// regardless of `maximumNumberOfActiveVersions`: an observer must be able to start.
+    /// - Throws: `.closed`.
+    package func subscribe(tables: Set<TableID>?) throws(StorageError) -> (ChangeSubscription, Snapshot) {
+        let (subscription, snapshot) = hub.subscribe(tables: tables) {
+            try? makeSnapshot(replacing: nil, ignoringLimit: true)
+        }
+        guard let snapshot else {
+            subscription.cancel()
+            throw StorageError(.closed, "The store at '\(path)' is closed.")
+        }
+        return (subscription, snapshot)
+    }
+
+    /// A pinned copy of a snapshot handed out unpinned (a ``ChangeSubscription/Batch``'s).
+    package func pinned(_ snapshot: Snapshot) -> Snapshot {
+        guard snapshot.pin == nil, let pin = try? pins.pin(snapshot.version, limit: nil) else { return snapshot }
+        var pinned = snapshot
+        pinned.pin = pin
+        return pinned
     }
 }
 

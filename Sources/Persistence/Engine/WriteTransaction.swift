@@ -10,6 +10,10 @@ package final class WriteTransaction: ReadableStore {
     let engine: StorageEngine
     package private(set) var state: DatabaseState
     let baseVersion: Version
+    /// The version the transaction started from.
+    let baseState: DatabaseState
+    /// Observers (``ChangeSubscription`` ids) this commit must not notify: `write(withoutNotifying:)`.
+    package var silencedSubscriptions: Set<UInt64> = []
     let token: MutationToken
     /// File offset where this transaction's record will be written.
     let recordStart: UInt64
@@ -37,6 +41,7 @@ package final class WriteTransaction: ReadableStore {
         self.engine = engine
         self.state = base
         self.baseVersion = base.version
+        self.baseState = base
         self.state.version = base.version.next
         self.token = MutationToken.next()
         self.recordStart = recordStart

@@ -19,6 +19,10 @@ package struct ColumnSet: Hashable, Sendable, Sequence {
         column < 64 ? (low >> UInt64(column)) & 1 == 1 : high.contains(column)
     }
     package var isEmpty: Bool { low == 0 && high.isEmpty }
+    /// Whether the two sets share a column.
+    package func intersects(_ other: ColumnSet) -> Bool {
+        (low & other.low) != 0 || !high.isDisjoint(with: other.high)
+    }
 
     package func makeIterator() -> IndexingIterator<[Int]> {
         ((0..<64).filter { (low >> UInt64($0)) & 1 == 1 } + high.sorted()).makeIterator()
@@ -50,6 +54,18 @@ package struct TableChanges: Sendable, Equatable {
         if inserted.remove(key) == nil { deleted.insert(key) }
         modified.removeValue(forKey: key)
     }
+
+    /// Adds the net effect of a later commit, so that `self` becomes the net effect of both. Keys are never
+    /// reused, so a key the later commit inserts is new to both.
+    package mutating func merge(_ later: TableChanges) {
+        if isEmpty {
+            self = later
+            return
+        }
+        for key in later.inserted { inserted.insert(key) }
+        for (key, columns) in later.modified { recordModify(key, columns) }
+        for key in later.deleted { recordDelete(key) }
+    }
 }
 
 /// What one commit changed, by table. Empty tables are omitted.
@@ -61,6 +77,14 @@ package struct ChangeSet: Sendable, Equatable {
     package init() {}
 
     package var isEmpty: Bool { tables.values.allSatisfy(\.isEmpty) && !schemaChanged }
+
+    /// Adds the net effect of a later commit (see ``TableChanges/merge(_:)``).
+    package mutating func merge(_ later: ChangeSet) {
+        schemaChanged = schemaChanged || later.schemaChanged
+        for (table, changes) in later.tables where !changes.isEmpty {
+            tables[table, default: TableChanges()].merge(changes)
+        }
+    }
 }
 
 /// The result of a successful commit.

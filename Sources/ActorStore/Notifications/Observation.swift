@@ -1,0 +1,308 @@
+import ActorStorePersistence
+import Foundation
+
+/// An observation's hold on a file: it keeps the file open in this process (a `Realm` opened on it
+/// meanwhile shares the same engine), and maps classes to tables at each version it adopts.
+final class ObservedFile: Sendable {
+    let engine: StorageEngine
+    let fileKey: String
+    let classes: [ObjectSchemaInfo]
+
+    /// - Throws: `RealmError.closed` when every `Realm` on the file was released before observing began.
+    init(engine: StorageEngine?, fileKey: String, root: ObjectSchemaInfo?) throws(RealmError) {
+        guard let engine, EngineRegistry.retain(fileKey, engine: engine) else {
+            throw RealmError(
+                .closed,
+                "The realm this was frozen from was closed, so its changes cannot be observed: keep a Realm open on the "
+                    + "file while observing it.")
+        }
+        self.engine = engine
+        self.fileKey = fileKey
+        self.classes = root.map { SchemaCheck.closure(of: [$0]) } ?? []
+    }
+
+    deinit { EngineRegistry.release(fileKey, engine: engine) }
+
+    /// A frozen context at `snapshot` (pinned here), reusing `previous`'s class mapping when the schema is
+    /// the same.
+    func context(_ snapshot: Snapshot, reusing previous: FrozenContext?) -> FrozenContext {
+        let pinned = engine.pinned(snapshot)
+        let bindings: SchemaBindings
+        if let previous, previous.snapshot.state.tableIDs == pinned.state.tableIDs,
+            previous.snapshot.schemaVersion == pinned.schemaVersion
+        {
+            bindings = previous.bindings
+        } else {
+            bindings = SchemaBindings(classes: classes, store: pinned)
+        }
+        return FrozenContext(snapshot: pinned, bindings: bindings, fileKey: fileKey, engine: engine)
+    }
+}
+
+/// The observation of a query (all objects of a class, a filtered and sorted `Results`, or the members of
+/// a list, set or linking objects): it evaluates the query at each version a relevant commit creates and
+/// diffs the matches with the previously delivered ones.
+///
+/// It pulls: ``next()`` waits for its subscription's next batch of changes, so commits made while the
+/// consumer is busy coalesce into one delivery, and a commit that touches nothing the query or the watched
+/// objects depend on costs nothing (the subscription is not even woken).
+final class QueryObservation {
+    /// One delivery, before it is given its public shape.
+    struct Delivery {
+        var context: FrozenContext
+        var keys: [ObjectKey]
+        /// Nil for the initial delivery.
+        var diff: CollectionDiff?
+    }
+
+    let file: ObservedFile
+    let info: ObjectSchemaInfo
+    let query: QueryDescription
+    let keyPaths: [[String]]?
+    let subscription: ChangeSubscription
+    private(set) var context: FrozenContext
+    private(set) var keys: [ObjectKey] = []
+    private var table: TableID?
+    private var watch: WatchTree?
+    private var dependencies: QueryDependencies?
+    private var ready: [Delivery] = []
+    private(set) var finished = false
+
+    init(file: ObservedFile, info: ObjectSchemaInfo, query: QueryDescription, keyPaths: [[String]]?) throws(RealmError)
+    {
+        self.file = file
+        self.info = info
+        self.query = query
+        self.keyPaths = keyPaths
+        do throws(StorageError) {
+            (subscription, _) = try file.engine.subscribe(tables: [])
+            let (_, snapshot) = (subscription, try file.engine.snapshot())
+            context = file.context(snapshot, reusing: nil)
+        } catch {
+            throw RealmError(error)
+        }
+        // Subscribed before the snapshot was taken: no commit after it can be missed (an earlier one may
+        // be seen again, which changes nothing).
+        try plan()
+        keys = evaluate(context)
+        ready.append(Delivery(context: context, keys: keys, diff: nil))
+    }
+
+    deinit { subscription.cancel() }
+
+    /// Resolves the observed class, key paths and query against the current context's schema, and
+    /// subscribes to the tables they involve.
+    private func plan() throws(RealmError) {
+        let state = context.snapshot.state
+        guard let table = state.tableIDs[info.className] else {
+            (self.table, watch, dependencies) = (nil, nil, nil)
+            file.engine.hub.watch(subscription, tables: [])
+            return
+        }
+        let watch =
+            try keyPaths.map { (paths) throws(RealmError) in
+                try WatchTree.keyPaths(paths, from: table, className: info.className, in: state)
+            } ?? WatchTree.all(table, in: state)
+        let dependencies = QueryDependencies(query, table: table, in: state)
+        (self.table, self.watch, self.dependencies) = (table, watch, dependencies)
+        file.engine.hub.watch(subscription, tables: watch.tables.union(dependencies.tables))
+    }
+
+    private func evaluate(_ context: FrozenContext) -> [ObjectKey] {
+        guard table != nil else { return [] }
+        return QueryExecutor(store: context.snapshot, bindings: context.bindings, info: info).keys(query)
+    }
+
+    /// The next delivery: the initial one first, then one per relevant batch of commits. Nil when the
+    /// observation ended (cancelled, the file closed, the collection's owner deleted).
+    func next() async throws(RealmError) -> Delivery? {
+        while ready.isEmpty {
+            guard !finished, let batches = await subscription.next() else {
+                finished = true
+                return nil
+            }
+            for batch in batches { try process(batch) }
+        }
+        return ready.removeFirst()
+    }
+
+    private func process(_ batch: ChangeSubscription.Batch) throws(RealmError) {
+        let previous = context
+        context = file.context(batch.snapshot, reusing: batch.changes.schemaChanged ? nil : previous)
+        if batch.changes.schemaChanged { try plan() }
+        var newKeys = keys
+        if let table, let dependencies, dependencies.affected(by: batch.changes, root: table) {
+            newKeys = evaluate(context)
+        } else if table == nil {
+            newKeys = []
+        }
+        let modified = watch?.modifiedObjects(batch.changes, in: context.snapshot) ?? []
+        let diff = CollectionDiff.between(keys, newKeys, modified: modified)
+        keys = newKeys
+        if !diff.isEmpty { ready.append(Delivery(context: context, keys: keys, diff: diff)) }
+        if let silent = batch.silentlyThrough {
+            // A commit made without notifying this observer: adopt its result without reporting it.
+            let schemaChanged = silent.state.tableIDs != context.snapshot.state.tableIDs
+            context = file.context(silent, reusing: schemaChanged ? nil : context)
+            if schemaChanged { try plan() }
+            keys = evaluate(context)
+        }
+        if ownerDeleted(in: context.snapshot) { finished = true }
+    }
+
+    /// Whether the object whose list, set or linking objects are observed no longer exists.
+    private func ownerDeleted(in snapshot: Snapshot) -> Bool {
+        switch query.base {
+        case .table: false
+        case .collection(let owner, let key, _): !snapshot.contains(owner, key)
+        case .backlinks(let target, let key, _, _): !snapshot.contains(target, key)
+        }
+    }
+}
+
+/// The changes of a collection, as an `AsyncSequence` usable from any task: ``RealmCollectionChange/initial(_:)``
+/// first, then an ``RealmCollectionChange/update(_:deletions:insertions:modifications:)`` after each commit
+/// that changed the collection or a watched property of its objects.
+///
+/// ```swift
+/// let changes = await realm.read { $0.objects(Dog.self).where { $0.age < 2 }.sorted(by: \.name).changes }
+/// for await change in changes {
+///     if case .update(let puppies, let deletions, let insertions, let modifications) = change { … }
+/// }
+/// ```
+///
+/// Collections arrive frozen (``FrozenResults``), so they can go anywhere. Each update, applied to the
+/// previously delivered collection (deletions, then insertions, then modifications), describes exactly the
+/// new one. A consumer slower than the commits gets one update covering all of them, never a backlog.
+/// Observation begins at the first `next()` and stops when iteration ends or its task is cancelled, which
+/// releases the versions it held.
+public struct CollectionChanges<T: Object>: AsyncSequence, Sendable {
+    public typealias Element = RealmCollectionChange<FrozenResults<T>>
+    public typealias Failure = Never
+
+    let source: CollectionSource
+
+    /// The same deliveries with every index set (including modifications as old indices).
+    public var detailed: DetailedCollectionChanges<T> { DetailedCollectionChanges(source: source) }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(core: CollectionIteratorCore(source)) }
+
+    /// Iterates the changes.
+    public struct Iterator: AsyncIteratorProtocol {
+        let core: CollectionIteratorCore<T>
+
+        /// The next change; nil once observation ended.
+        public mutating func next() async -> RealmCollectionChange<FrozenResults<T>>? {
+            await core.next()?.change
+        }
+    }
+}
+
+/// The changes of a collection with every index set: see ``CollectionChanges/detailed``.
+public struct DetailedCollectionChanges<T: Object>: AsyncSequence, Sendable {
+    public typealias Element = CollectionChangeSet<FrozenResults<T>>
+    public typealias Failure = Never
+
+    let source: CollectionSource
+
+    public func makeAsyncIterator() -> Iterator { Iterator(core: CollectionIteratorCore(source)) }
+
+    /// Iterates the changes.
+    public struct Iterator: AsyncIteratorProtocol {
+        let core: CollectionIteratorCore<T>
+
+        /// The next change set; nil once observation ended.
+        public mutating func next() async -> CollectionChangeSet<FrozenResults<T>>? {
+            guard case .changeSet(let set)? = await core.next() else { return nil }
+            return set
+        }
+    }
+}
+
+/// Where a collection observation starts: the file (held weakly until observing begins), the class, the
+/// query and the key paths.
+struct CollectionSource: Sendable {
+    weak var engine: StorageEngine?
+    let fileKey: String
+    let info: ObjectSchemaInfo
+    let query: QueryDescription
+    let keyPaths: [[String]]?
+}
+
+/// One delivery of ``CollectionIteratorCore``.
+enum CollectionDelivery<T: Object> {
+    case changeSet(CollectionChangeSet<FrozenResults<T>>)
+    case failure(RealmError)
+
+    var change: RealmCollectionChange<FrozenResults<T>> {
+        switch self {
+        case .changeSet(let set): set.change
+        case .failure(let error): .error(error)
+        }
+    }
+}
+
+/// The state of one iteration: started at the first `next()` (or by ``start()``), ended by the
+/// observation ending, an error, or release.
+final class CollectionIteratorCore<T: Object> {
+    private let source: CollectionSource
+    private var observation: QueryObservation?
+    private var started = false
+    private var done = false
+
+    init(_ source: CollectionSource) { self.source = source }
+
+    /// Subscribes now (so that an observer registered by `observe(_:)` sees every later commit).
+    /// - Returns: the subscription, or the error that ended observation before it began.
+    @discardableResult
+    func start() -> Result<ChangeSubscription, RealmError> {
+        if let observation { return .success(observation.subscription) }
+        started = true
+        do throws(RealmError) {
+            let file = try ObservedFile(engine: source.engine, fileKey: source.fileKey, root: source.info)
+            let observation = try QueryObservation(
+                file: file, info: source.info, query: source.query, keyPaths: source.keyPaths)
+            self.observation = observation
+            return .success(observation.subscription)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    func next() async -> CollectionDelivery<T>? {
+        guard !done else { return nil }
+        if !started, case .failure(let error) = start() {
+            done = true
+            return .failure(error)
+        }
+        guard let observation else {
+            done = true
+            return nil
+        }
+        do throws(RealmError) {
+            guard let delivery = try await observation.next() else {
+                done = true
+                self.observation = nil
+                return nil
+            }
+            let results = FrozenResults<T>(context: delivery.context, query: source.query, keys: delivery.keys)
+            let diff = delivery.diff ?? CollectionDiff()
+            return .changeSet(
+                CollectionChangeSet(
+                    collection: results, isInitial: delivery.diff == nil, deletions: diff.deletions,
+                    insertions: diff.insertions, modifications: diff.modifications,
+                    modificationsInOld: diff.modificationsInOld))
+        } catch {
+            done = true
+            self.observation = nil
+            return .failure(error)
+        }
+    }
+
+    /// Stops observing.
+    func cancel() {
+        done = true
+        observation?.subscription.cancel()
+        observation = nil
+    }
+}

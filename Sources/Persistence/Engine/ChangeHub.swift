@@ -1,0 +1,245 @@
+/// Tells observers what commits changed, after each commit is published (durable and visible).
+///
+/// Observers pull: each holds a ``ChangeSubscription`` that accumulates the changes of the commits it
+/// cares about into ``ChangeSubscription/Batch``es, and waits (suspended) until there is one. The hub never
+/// makes a committer wait for an observer, and a slow observer costs memory proportional to the objects
+/// changed, not to the number of commits: consecutive commits merge into one batch.
+///
+/// Subscriptions name the tables they watch. Publishing looks them up by the tables a commit changed, so
+/// observers of other tables cost nothing per commit: they are neither woken nor visited.
+package final class ChangeHub: Sendable {
+    private struct State {
+        var nextID: UInt64 = 1
+        /// Subscriptions that watch every table.
+        var everything: [UInt64: ChangeSubscription] = [:]
+        /// Subscriptions by watched table.
+        var byTable: [TableID: [UInt64: ChangeSubscription]] = [:]
+        /// Every subscription (schema changes and closing reach all of them).
+        var all: [UInt64: ChangeSubscription] = [:]
+        var closed = false
+    }
+    private let state = Locked(State())
+
+    package init() {}
+
+    /// Registers a subscription starting after `base`, the version the caller has already seen (read
+    /// under the hub's lock, so no commit falls between it and the subscription).
+    func subscribe(tables: Set<TableID>?, base: () -> Snapshot?) -> (ChangeSubscription, Snapshot?) {
+        state.withLock { state in
+            let snapshot = base()
+            let subscription = ChangeSubscription(
+                id: state.nextID, hub: self, base: snapshot?.version ?? .zero, ended: state.closed)
+            state.nextID += 1
+            if !state.closed { insert(subscription, tables: tables, into: &state) }
+            return (subscription, snapshot)
+        }
+    }
+
+    /// Changes the tables a subscription watches (after a schema change, say).
+    package func watch(_ subscription: ChangeSubscription, tables: Set<TableID>?) {
+        state.withLock { state in
+            guard state.all[subscription.id] != nil else { return }
+            remove(subscription.id, from: &state)
+            insert(subscription, tables: tables, into: &state)
+        }
+    }
+
+    func unsubscribe(_ id: UInt64) {
+        state.withLock { state in remove(id, from: &state) }
+    }
+
+    private func insert(_ subscription: ChangeSubscription, tables: Set<TableID>?, into state: inout State) {
+        subscription.tables.withLock { $0 = tables }
+        state.all[subscription.id] = subscription
+        if let tables {
+            for table in tables { state.byTable[table, default: [:]][subscription.id] = subscription }
+        } else {
+            state.everything[subscription.id] = subscription
+        }
+    }
+
+    private func remove(_ id: UInt64, from state: inout State) {
+        guard let subscription = state.all.removeValue(forKey: id) else { return }
+        state.everything.removeValue(forKey: id)
+        for table in subscription.tables.withLock({ $0 }) ?? [] {
+            state.byTable[table]?.removeValue(forKey: id)
+            if state.byTable[table]?.isEmpty == true { state.byTable.removeValue(forKey: table) }
+        }
+    }
+
+    /// How many subscriptions are registered (for tests and statistics).
+    package var subscriptionCount: Int { state.withLock { $0.all.count } }
+
+    /// One published commit, as the hub needs it.
+    struct Commit {
+        let state: DatabaseState
+        let changes: ChangeSet
+        /// Subscriptions the commit must not notify (`write(withoutNotifying:)`).
+        let silenced: Set<UInt64>
+        /// The version the commit started from; kept only when `silenced` is not empty.
+        let before: DatabaseState?
+    }
+
+    /// Hands newly published commits (in version order) to the subscriptions they concern.
+    func publish(_ commits: [Commit], region: MappedRegion) {
+        guard !commits.isEmpty else { return }
+        var targets: [UInt64: ChangeSubscription] = [:]
+        state.withLock { state in
+            for commit in commits {
+                if commit.changes.schemaChanged {
+                    targets = state.all
+                    return
+                }
+                for id in commit.silenced { if let s = state.all[id] { targets[id] = s } }
+                for table in commit.changes.tables.keys {
+                    if let watching = state.byTable[table] { targets.merge(watching) { a, _ in a } }
+                }
+                if !state.everything.isEmpty { targets.merge(state.everything) { a, _ in a } }
+            }
+        }
+        for subscription in targets.values { subscription.receive(commits, region: region) }
+    }
+
+    /// Ends every subscription (the engine is closing).
+    func close() {
+        let all = state.withLock { state in
+            state.closed = true
+            defer {
+                state.all = [:]
+                state.byTable = [:]
+                state.everything = [:]
+            }
+            return Array(state.all.values)
+        }
+        for subscription in all { subscription.end() }
+    }
+}
+
+/// One observer's feed of changes: what the commits since its last ``next()`` changed in the tables it
+/// watches. Unsubscribes when released or ``cancel()``ed.
+package final class ChangeSubscription: Sendable {
+    /// Changes merged over consecutive commits.
+    package struct Batch: Sendable {
+        /// The net changes of the merged commits, to watched tables.
+        package var changes: ChangeSet
+        /// The version after the last merged commit (not pinned: pin it to keep it).
+        package var snapshot: Snapshot
+        /// When the batch ends just before a commit that must not notify this subscription: the version
+        /// after that commit, which the observer adopts without reporting it. `snapshot` is then the
+        /// version just before it.
+        package var silentlyThrough: Snapshot?
+    }
+
+    private struct State {
+        var batches: [Batch] = []
+        var waiter: CheckedContinuation<[Batch]?, Never>?
+        var ended: Bool
+        /// Commits up to this version are already known to the observer.
+        var base: Version
+    }
+
+    package let id: UInt64
+    private weak let hub: ChangeHub?
+    private let state: Locked<State>
+    /// The watched tables; nil for all (read and written under the hub's lock).
+    let tables = Locked<Set<TableID>?>(nil)
+
+    init(id: UInt64, hub: ChangeHub, base: Version, ended: Bool) {
+        self.id = id
+        self.hub = hub
+        self.state = Locked(State(ended: ended, base: base))
+    }
+
+    deinit { hub?.unsubscribe(id) }
+
+    /// The batches since the last call, waiting (suspended, not blocking a thread) until there is one.
+    /// Returns nil once the subscription ended (cancelled, the engine closed) or the task is cancelled.
+    package func next() async -> [Batch]? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[Batch]?, Never>) in
+                let ready = state.withLock { state -> [Batch]?? in
+                    if state.ended || Task.isCancelled { return .some(nil) }
+                    if !state.batches.isEmpty {
+                        defer { state.batches = [] }
+                        return .some(state.batches)
+                    }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: nil)
+        }
+    }
+
+    /// The batches waiting, without waiting (empty when none).
+    package func poll() -> [Batch] {
+        state.withLock { state in
+            defer { state.batches = [] }
+            return state.batches
+        }
+    }
+
+    /// Stops the subscription: a waiting ``next()`` returns nil, and so does every later one.
+    package func cancel() {
+        hub?.unsubscribe(id)
+        end()
+    }
+
+    func end() {
+        let waiter = state.withLock { state in
+            state.ended = true
+            state.batches = []
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    func receive(_ commits: [ChangeHub.Commit], region: MappedRegion) {
+        let watched = tables.withLock { $0 }
+        let wake = state.withLock { state -> (CheckedContinuation<[Batch]?, Never>, [Batch])? in
+            guard !state.ended else { return nil }
+            var added = false
+            for commit in commits where commit.state.version > state.base {
+                state.base = commit.state.version
+                let after = Snapshot(state: commit.state, region: region, pin: nil)
+                if commit.silenced.contains(id) {
+                    let before = Snapshot(state: commit.before ?? commit.state, region: region, pin: nil)
+                    if let last = state.batches.last, last.silentlyThrough == nil {
+                        state.batches[state.batches.count - 1].snapshot = before
+                        state.batches[state.batches.count - 1].silentlyThrough = after
+                    } else {
+                        state.batches.append(Batch(changes: ChangeSet(), snapshot: before, silentlyThrough: after))
+                    }
+                    added = true
+                    continue
+                }
+                var relevant = ChangeSet()
+                relevant.schemaChanged = commit.changes.schemaChanged
+                for (table, changes) in commit.changes.tables where watched?.contains(table) ?? true {
+                    relevant.tables[table] = changes
+                }
+                guard !relevant.isEmpty else { continue }
+                if let last = state.batches.last, last.silentlyThrough == nil {
+                    state.batches[state.batches.count - 1].changes.merge(relevant)
+                    state.batches[state.batches.count - 1].snapshot = after
+                } else {
+                    state.batches.append(Batch(changes: relevant, snapshot: after, silentlyThrough: nil))
+                }
+                added = true
+            }
+            guard added, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            defer { state.batches = [] }
+            return (waiter, state.batches)
+        }
+        // Resumed outside the lock; the batches travel with the resumption.
+        if let (waiter, batches) = wake { waiter.resume(returning: batches) }
+    }
+}
