@@ -1,5 +1,6 @@
 import ActorStore
 import Foundation
+import Synchronization
 import Testing
 
 // Change notifications: the seeds' examples, and the contract of each sequence.
@@ -125,4 +126,226 @@ func update<T>(_ change: RealmCollectionChange<FrozenResults<T>>?) -> Update? {
             Issue.record("expected an update, got \(String(describing: change))")
         }
     }
+
+    @Test func objectChangesReportPropertiesWithOldAndNewValuesThenDeletion() async throws {
+        let realm = try await realm()
+        try await realm.write { $0.create(NTDog.self, value: ["name": "Max", "age": 3]) }
+        let changes = await realm.read { $0.objects(NTDog.self)[0].changes }
+        let reader = ChangeReader(changes)
+        try await realm.write { $0.objects(NTDog.self)[0].name = "Wolfie" }
+        guard case .change(let dog, let properties)? = try await reader.next() else {
+            Issue.record("expected a change")
+            return
+        }
+        #expect(dog.name == "Wolfie")
+        #expect(properties.map(\.name) == ["name"])
+        #expect(properties.first?.oldValue as? String == "Max")
+        #expect(properties.first?.newValue as? String == "Wolfie")
+        try await realm.write { $0.delete($0.objects(NTDog.self)[0]) }
+        guard case .deleted? = try await reader.next() else {
+            Issue.record("expected the deletion")
+            return
+        }
+        #expect(try await reader.next() == nil)
+    }
+
+    @Test func seedKeyPathExampleFavoriteToyAndAge() async throws {
+        let realm = try await realm()
+        try await realm.write { $0.create(NTDog.self, value: ["name": "Max", "favoriteToy": "Ball", "age": 2]) }
+        let changes = try await realm.read { try $0.objects(NTDog.self)[0].changes(keyPaths: ["favoriteToy", "age"]) }
+        let reader = ChangeReader(changes)
+        try await realm.write { $0.objects(NTDog.self)[0].favoriteToy = "Frisbee" }
+        guard case .change(_, let properties)? = try await reader.next() else {
+            Issue.record("expected a change")
+            return
+        }
+        #expect(properties.map(\.name) == ["favoriteToy"])
+        try await realm.write { $0.objects(NTDog.self)[0].name = "Maxamillion" }  // not observed
+        try await realm.write { $0.objects(NTDog.self)[0].age = 3 }
+        guard case .change(_, let next)? = try await reader.next() else {
+            Issue.record("expected a change")
+            return
+        }
+        #expect(next.map(\.name) == ["age"])
+        #expect(next.first?.newValue as? Int == 3)
+    }
+
+    @Test func seedKeyPathExampleSiblingsVersusSiblingsName() async throws {
+        let realm = try await realm()
+        try await realm.write { realm in
+            let rex = realm.create(NTDog.self, value: ["name": "Rex"])
+            rex.siblings.append(realm.create(NTDog.self, value: ["name": "Sib"]))
+        }
+        let (siblings, siblingNames) = try await realm.read { realm in
+            let rex = realm.objects(NTDog.self).first { $0.name == "Rex" }!
+            return (try rex.changes(keyPaths: ["siblings"]), try rex.changes(keyPaths: ["siblings.name"]))
+        }
+        let listOnly = ChangeReader(siblings)
+        let deep = ChangeReader(siblingNames)
+        // A sibling's name: only the "siblings.name" observer hears it.
+        try await realm.write { $0.objects(NTDog.self).first { $0.name == "Sib" }!.name = "Sibling" }
+        guard case .change(_, let properties)? = try await deep.next() else {
+            Issue.record("siblings.name should report a sibling's new name")
+            return
+        }
+        #expect(properties.map(\.name) == ["siblings"])
+        // Adding a sibling: both hear it. The list-only observer's first delivery is this one.
+        try await realm.write { realm in
+            let rex = realm.objects(NTDog.self).first { $0.name == "Rex" }!
+            rex.siblings.append(realm.create(NTDog.self, value: ["name": "New"]))
+        }
+        guard case .change(let rex, let listChange)? = try await listOnly.next() else {
+            Issue.record("siblings should report an added sibling")
+            return
+        }
+        #expect(listChange.map(\.name) == ["siblings"])
+        #expect(rex.siblings.map(\.name) == ["Sibling", "New"])
+        guard case .change? = try await deep.next() else {
+            Issue.record("siblings.name should report an added sibling")
+            return
+        }
+    }
+
+    @Test func writeWithoutNotifyingSkipsExactlyThoseObservers() async throws {
+        let realm = try await realm()
+        let silenced = Deliveries()
+        let other = Deliveries()
+        let (token, otherToken) = await realm.read { realm in
+            let all = realm.objects(NTDog.self)
+            return (
+                all.observe { change in silenced.add(change) },
+                all.observe { change in other.add(change) }
+            )
+        }
+        try await waitUntil { silenced.count == 1 && other.count == 1 }  // the initial deliveries
+        try await realm.write(withoutNotifying: [token]) { $0.create(NTDog.self, value: ["name": "UI"]) }
+        try await realm.write { $0.create(NTDog.self, value: ["name": "Elsewhere"]) }
+        try await waitUntil { silenced.count == 2 && other.count >= 2 }
+        // The silenced observer reports only the second insert, at index 1 (the first was applied by the UI).
+        #expect(silenced.updates.map(\.insertions) == [[1]])
+        #expect(other.updates.flatMap(\.insertions).sorted() == (other.count == 3 ? [0, 1] : [0, 1]))
+        token.invalidate()
+        otherToken.invalidate()
+    }
+
+    @Test func realmChangesYieldAfterCommitsByAnyRealm() async throws {
+        let realm = try await realm()
+        let second = try await Realm(configuration: realm.configuration)
+        let reader = ChangeReader(realm.changes)
+        try await second.write { $0.create(NTOther.self, value: ["value": 7]) }
+        let change = try await reader.next()
+        #expect(change?.realm.objects(NTOther.self).map(\.value) == [7])
+        #expect(change?.version == (await second.version))
+    }
+
+    @Test func endingIterationReleasesTheSubscriptionAndItsVersions() async throws {
+        let realm = try await realm()
+        try await realm.write { $0.create(NTDog.self, value: ["name": "a"]) }
+        let changes = await realm.read { $0.objects(NTDog.self).changes }
+        let before = await realm.statistics.pinnedVersions
+        let task = Task {
+            var seen = 0
+            for await _ in changes { seen += 1 }
+            return seen
+        }
+        try await realm.write { $0.create(NTDog.self, value: ["name": "b"]) }
+        try await waitUntil { realm.engineSubscriptions == 1 }
+        task.cancel()
+        _ = await task.value
+        try await waitUntil { realm.engineSubscriptions == 0 }
+        try await realm.write { $0.create(NTDog.self, value: ["name": "c"]) }
+        #expect(await realm.statistics.pinnedVersions <= before)
+    }
+
+    @Test func aSlowConsumerGetsOneCoalescedUpdate() async throws {
+        let realm = try await realm()
+        let reader = ChangeReader(await realm.read { try! $0.objects(NTDog.self).sorted(byKeyPath: "age").changes })
+        guard case .initial? = try await reader.next() else { throw CancellationError() }
+        for i in 0..<50 { try await realm.write { $0.create(NTDog.self, value: ["name": "d\(i)", "age": 50 - i]) } }
+        guard case .update(let dogs, let deletions, let insertions, _)? = try await reader.next() else {
+            throw CancellationError()
+        }
+        #expect(deletions.isEmpty)
+        #expect(insertions == Array(0..<dogs.count))
+        // Whatever was coalesced, the last delivery holds every dog.
+        var count = dogs.count
+        while count < 50, case .update(let later, _, _, _)? = try await reader.next() { count = later.count }
+        #expect(count == 50)
+    }
+
+    @Test func modificationsReachFourLinksButNotFive() async throws {
+        let realm = try await realm()
+        try await realm.write { realm in
+            var previous: NTDog?
+            for i in 0..<6 {
+                let dog = realm.create(NTDog.self, value: ["name": "level\(5 - i)"])
+                if let previous { dog.siblings.append(previous) }
+                previous = dog
+            }
+        }
+        let reader = ChangeReader(await realm.read { try! $0.objects(NTDog.self).filter("name == 'level0'").changes })
+        guard case .initial? = try await reader.next() else { throw CancellationError() }
+        try await realm.write { $0.objects(NTDog.self).first { $0.name == "level5" }!.age = 1 }  // five links away
+        try await realm.write { $0.objects(NTDog.self).first { $0.name == "level4" }!.age = 1 }  // four links away
+        let change = try await reader.next()
+        #expect(update(change)?.modifications == [0])
+        if case .update(let dogs, _, _, _)? = change {
+            #expect(dogs.first?.siblings.first?.siblings.first?.siblings.first?.siblings.first?.age == 1)
+        }
+    }
+
+    @Test func listChangesReportMembershipAndOrder() async throws {
+        let realm = try await realm()
+        try await realm.write { realm in
+            let alice = realm.create(NTPerson.self, value: ["name": "Alice"])
+            for name in ["a", "b", "c"] { alice.dogs.append(realm.create(NTDog.self, value: ["name": name])) }
+        }
+        let reader = ChangeReader(await realm.read { $0.objects(NTPerson.self)[0].dogs.changes })
+        guard case .initial(let dogs)? = try await reader.next() else { throw CancellationError() }
+        #expect(dogs.map(\.name) == ["a", "b", "c"])
+        try await realm.write { $0.objects(NTPerson.self)[0].dogs.move(from: 2, to: 0) }
+        guard case .update(let moved, let deletions, let insertions, _)? = try await reader.next() else {
+            throw CancellationError()
+        }
+        #expect(moved.map(\.name) == ["c", "a", "b"])
+        #expect(deletions == [2] && insertions == [0])
+        try await realm.write { $0.objects(NTPerson.self)[0].dogs[1].age = 4 }
+        #expect(update(try await reader.next())?.modifications == [1])
+        try await realm.write { $0.delete($0.objects(NTPerson.self)[0]) }
+        #expect(update(try await reader.next())?.deletions == [0, 1, 2])
+        #expect(try await reader.next() == nil)
+    }
+
+    @Test func badKeyPathsThrowClearErrors() async throws {
+        let realm = try await realm()
+        try await realm.write { $0.create(NTDog.self, value: ["name": "a"]) }
+        await realm.read { realm in
+            #expect(throws: RealmError.self) { try realm.objects(NTDog.self).changes(keyPaths: ["nmae"]) }
+            #expect(throws: RealmError.self) { try realm.objects(NTDog.self).changes(keyPaths: ["name.count"]) }
+            #expect(throws: RealmError.self) { try realm.objects(NTDog.self)[0].changes(keyPaths: [""]) }
+        }
+    }
+}
+
+/// Collects closure deliveries.
+final class Deliveries: Sendable {
+    private let changes = Mutex<[Update?]>([])
+    func add<T>(_ change: RealmCollectionChange<FrozenResults<T>>) { changes.withLock { $0.append(update(change)) } }
+    var count: Int { changes.withLock { $0.count } }
+    var updates: [Update] { changes.withLock { $0.compactMap { $0 } } }
+}
+
+/// Polls `condition` until it holds (fails after ten seconds).
+func waitUntil(_ condition: @Sendable () async -> Bool) async throws {
+    for _ in 0..<10_000 {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+    Issue.record("condition not met within ten seconds")
+    throw CancellationError()
+}
+
+extension Realm {
+    /// How many change subscriptions the realm's engine has (observers alive).
+    nonisolated var engineSubscriptions: Int { _changeSubscriptionCount }
 }

@@ -68,7 +68,8 @@ public enum ObjectChange<T: Sendable>: Sendable {
 
 /// One changed property of an observed object.
 ///
-/// Values are the property's Swift values (`String`, `Int`, `Date?`, a persistable enum...). A to-one link
+/// Values are plain Swift values: `String`, `Bool`, `Double`, `Float`, `Date`, `Data`, `UUID`, `ObjectId`,
+/// `Decimal128`, integers of every width as `Int`, persistable enums as their raw value, nil. A to-one link
 /// reads as a ``Frozen`` object (or nil), a collection of objects as an array of ``Frozen`` objects, at the
 /// old and the new version. A collection of values reads as an array of its elements, a map as a
 /// dictionary. A link or collection whose linked objects changed (not the link itself) is reported with

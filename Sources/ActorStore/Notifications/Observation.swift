@@ -75,7 +75,7 @@ final class QueryObservation {
         self.query = query
         self.keyPaths = keyPaths
         do throws(StorageError) {
-            (subscription, _) = try file.engine.subscribe(tables: [])
+            subscription = try file.engine.subscribe(tables: []).subscription
             let (_, snapshot) = (subscription, try file.engine.snapshot())
             context = file.context(snapshot, reusing: nil)
         } catch {

@@ -24,6 +24,9 @@ public actor Realm {
     /// The configuration the realm was opened with.
     public nonisolated let configuration: Configuration
     let context: RealmContext
+    /// The file's engine and registry key, for observers started from any task.
+    nonisolated let engine: StorageEngine
+    nonisolated let fileKey: String
     private var transactionWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Opens the realm at ``Configuration/defaultConfiguration``.
@@ -40,6 +43,8 @@ public actor Realm {
         self.configuration = configuration
         let context = try await RealmContext.open(configuration)
         self.context = context
+        self.engine = context.engine
+        self.fileKey = context.fileKey
         context.realm = self
     }
 

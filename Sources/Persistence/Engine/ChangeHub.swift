@@ -17,21 +17,42 @@ package final class ChangeHub: Sendable {
         /// Every subscription (schema changes and closing reach all of them).
         var all: [UInt64: ChangeSubscription] = [:]
         var closed = false
+        /// The most recent commits' changes, oldest first, so that an observer can start from a version it
+        /// already holds (see ``ChangeHub/subscribe(tables:after:base:)``). Bounded by ``logLimit``.
+        var log: [(version: Version, changes: ChangeSet)] = []
+        var logSize = 0
     }
     private let state = Locked(State())
+    /// How much of the log is kept: commits, and changed objects over all of them.
+    static let logLimit = (commits: 256, objects: 100_000)
 
     package init() {}
 
     /// Registers a subscription starting after `base`, the version the caller has already seen (read
     /// under the hub's lock, so no commit falls between it and the subscription).
-    func subscribe(tables: Set<TableID>?, base: () -> Snapshot?) -> (ChangeSubscription, Snapshot?) {
+    ///
+    /// With `after` (a version older than `base` that the observer holds), the commits between the two are
+    /// handed to the subscription as its first batch when the log still has them; `caughtUp` says whether
+    /// it did (or there was nothing between).
+    func subscribe(
+        tables: Set<TableID>?, after: Version?, base: () -> Snapshot?
+    )
+        -> (subscription: ChangeSubscription, snapshot: Snapshot?, caughtUp: Bool)
+    {
         state.withLock { state in
             let snapshot = base()
             let subscription = ChangeSubscription(
                 id: state.nextID, hub: self, base: snapshot?.version ?? .zero, ended: state.closed)
             state.nextID += 1
             if !state.closed { insert(subscription, tables: tables, into: &state) }
-            return (subscription, snapshot)
+            guard let after, let snapshot, after < snapshot.version else { return (subscription, snapshot, true) }
+            guard let first = state.log.first?.version, first <= after.next,
+                state.log.last?.version == snapshot.version
+            else { return (subscription, snapshot, false) }
+            var merged = ChangeSet()
+            for entry in state.log where entry.version > after { merged.merge(entry.changes) }
+            subscription.prefill(merged, snapshot: snapshot, tables: tables)
+            return (subscription, snapshot, true)
         }
     }
 
@@ -86,6 +107,15 @@ package final class ChangeHub: Sendable {
         var targets: [UInt64: ChangeSubscription] = [:]
         state.withLock { state in
             for commit in commits {
+                state.log.append((commit.state.version, commit.changes))
+                state.logSize += Self.size(commit.changes)
+                while state.log.count > Self.logLimit.commits
+                    || (state.logSize > Self.logLimit.objects && state.log.count > 1)
+                {
+                    state.logSize -= Self.size(state.log.removeFirst().changes)
+                }
+            }
+            for commit in commits {
                 if commit.changes.schemaChanged {
                     targets = state.all
                     return
@@ -98,6 +128,10 @@ package final class ChangeHub: Sendable {
             }
         }
         for subscription in targets.values { subscription.receive(commits, region: region) }
+    }
+
+    private static func size(_ changes: ChangeSet) -> Int {
+        changes.tables.values.reduce(1) { $0 + $1.modified.count + $1.deleted.count / 64 + $1.inserted.count / 64 }
     }
 
     /// Ends every subscription (the engine is closing).
@@ -185,6 +219,9 @@ package final class ChangeSubscription: Sendable {
         }
     }
 
+    /// Whether the subscription ended (cancelled, or its engine closed).
+    package var isCancelled: Bool { state.withLock { $0.ended } }
+
     /// Stops the subscription: a waiting ``next()`` returns nil, and so does every later one.
     package func cancel() {
         hub?.unsubscribe(id)
@@ -199,6 +236,19 @@ package final class ChangeSubscription: Sendable {
             return state.waiter
         }
         waiter?.resume(returning: nil)
+    }
+
+    /// Sets the first batch (called under the hub's lock, before any commit can reach the subscription).
+    func prefill(_ changes: ChangeSet, snapshot: Snapshot, tables: Set<TableID>?) {
+        var relevant = ChangeSet()
+        relevant.schemaChanged = changes.schemaChanged
+        for (table, tableChanges) in changes.tables where tables?.contains(table) ?? true {
+            relevant.tables[table] = tableChanges
+        }
+        guard !relevant.isEmpty else { return }
+        var unpinned = snapshot
+        unpinned.pin = nil
+        state.withLock { $0.batches = [Batch(changes: relevant, snapshot: unpinned, silentlyThrough: nil)] }
     }
 
     func receive(_ commits: [ChangeHub.Commit], region: MappedRegion) {

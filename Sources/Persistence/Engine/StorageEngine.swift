@@ -415,15 +415,22 @@ package final class StorageEngine: Sendable {
     /// snapshot of the newest version, the one its first batch will follow. The snapshot is pinned
     /// regardless of `maximumNumberOfActiveVersions`: an observer must be able to start.
     /// - Throws: `.closed`.
-    package func subscribe(tables: Set<TableID>?) throws(StorageError) -> (ChangeSubscription, Snapshot) {
-        let (subscription, snapshot) = hub.subscribe(tables: tables) {
+    ///
+    /// With `after`, a version the observer already holds, the commits since then are the subscription's
+    /// first batch, if the engine still remembers them; `caughtUp` is false when it does not.
+    package func subscribe(
+        tables: Set<TableID>?, after: Version? = nil
+    ) throws(StorageError)
+        -> (subscription: ChangeSubscription, snapshot: Snapshot, caughtUp: Bool)
+    {
+        let (subscription, snapshot, caughtUp) = hub.subscribe(tables: tables, after: after) {
             try? makeSnapshot(replacing: nil, ignoringLimit: true)
         }
         guard let snapshot else {
             subscription.cancel()
             throw StorageError(.closed, "The store at '\(path)' is closed.")
         }
-        return (subscription, snapshot)
+        return (subscription, snapshot, caughtUp)
     }
 
     /// A pinned copy of a snapshot handed out unpinned (a ``ChangeSubscription/Batch``'s).

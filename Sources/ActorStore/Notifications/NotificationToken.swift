@@ -1,0 +1,181 @@
+import ActorStorePersistence
+import Foundation
+
+/// Keeps a closure observation (`observe(…)`) alive: delivery stops at ``invalidate()`` or when the token
+/// is released, as in Realm. Pass tokens to ``Realm/write(withoutNotifying:_:)`` to keep their observers
+/// from hearing about one commit.
+public final class NotificationToken: Sendable {
+    let subscription: ChangeSubscription?
+    private let task: Locked<Task<Void, Never>?>
+
+    init(subscription: ChangeSubscription?, task: Task<Void, Never>?) {
+        self.subscription = subscription
+        self.task = Locked(task)
+    }
+
+    /// Stops delivery: no block call starts after this returns (one already running finishes).
+    public func invalidate() {
+        subscription?.cancel()
+        task.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+    }
+
+    /// Whether ``invalidate()`` was called (or observation ended).
+    var isInvalidated: Bool { subscription?.isCancelled ?? true }
+
+    deinit { invalidate() }
+}
+
+/// Runs a closure observation: iterates `next` in a task and calls `deliver` for each element until the
+/// token is invalidated or released.
+enum ClosureObservation {
+    static func start<Element: Sendable>(
+        subscription: ChangeSubscription?,
+        next: sending @escaping () async -> Element?,
+        deliver: @escaping @Sendable (Element) async -> Void
+    ) -> NotificationToken {
+        let task = Task {
+            while let element = await next() {
+                if Task.isCancelled || subscription?.isCancelled == true { break }
+                await deliver(element)
+            }
+        }
+        return NotificationToken(subscription: subscription, task: task)
+    }
+
+    static func call<A: Actor, E: Sendable>(
+        _ actor: A, _ element: E, _ block: @Sendable (isolated A, E) -> Void
+    ) async {
+        await block(actor, element)
+    }
+}
+
+extension Results {
+    /// Calls `block` with the results' changes (``RealmCollectionChange``, collections frozen), in order, on
+    /// a background task, until the token is invalidated or released. Observation is registered when this
+    /// returns, so a later ``Realm/write(withoutNotifying:_:)`` with the token skips it.
+    /// - Parameter keyPaths: only changes to these key paths count as modifications (nil: all).
+    public func observe(
+        keyPaths: [String]? = nil, _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
+    ) -> NotificationToken {
+        observeCollection(keyPaths: keyPaths) { change in block(change) }
+    }
+
+    /// Calls `block` isolated to `actor` with the results' changes, in order, until the token is invalidated
+    /// or released.
+    public func observe<A: Actor>(
+        keyPaths: [String]? = nil, on actor: A,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
+    ) -> NotificationToken {
+        observeCollection(keyPaths: keyPaths) { change in await ClosureObservation.call(actor, change, block) }
+    }
+
+    private func observeCollection(
+        keyPaths: [String]?,
+        _ deliver: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) async -> Void
+    ) -> NotificationToken {
+        let sequence: CollectionChanges<Element>
+        do throws(RealmError) {
+            sequence = try keyPaths.map { (paths) throws(RealmError) in try changes(keyPaths: paths) } ?? changes
+        } catch {
+            let failure = error
+            return ClosureObservation.start(
+                subscription: nil, next: { () -> RealmCollectionChange<FrozenResults<Element>>? in .error(failure) },
+                deliver: deliver)
+        }
+        let core = CollectionIteratorCore<Element>(sequence.source)
+        let subscription = try? core.start().get()
+        return ClosureObservation.start(
+            subscription: subscription, next: { await core.next()?.change }, deliver: deliver)
+    }
+}
+
+extension _ObjectFreezing where Self: Object {
+    /// Calls `block` with this object's changes (``ObjectChange``, objects frozen), in order, on a
+    /// background task, until the token is invalidated or released.
+    /// - Parameter keyPaths: only changes to these key paths count (nil: all).
+    public func observe(
+        keyPaths: [String]? = nil, _ block: @escaping @Sendable (ObjectChange<Frozen<Self>>) -> Void
+    ) -> NotificationToken {
+        observeObject(keyPaths: keyPaths) { change in block(change) }
+    }
+
+    /// Calls `block` isolated to `actor` with this object's changes, in order, until the token is
+    /// invalidated or released.
+    public func observe<A: Actor>(
+        keyPaths: [String]? = nil, on actor: A,
+        _ block: @escaping @Sendable (isolated A, ObjectChange<Frozen<Self>>) -> Void
+    ) -> NotificationToken {
+        observeObject(keyPaths: keyPaths) { change in await ClosureObservation.call(actor, change, block) }
+    }
+
+    private func observeObject(
+        keyPaths: [String]?, _ deliver: @escaping @Sendable (ObjectChange<Frozen<Self>>) async -> Void
+    ) -> NotificationToken {
+        let sequence: ObjectChanges<Self>
+        do throws(RealmError) {
+            sequence = try keyPaths.map { (paths) throws(RealmError) in try changes(keyPaths: paths) } ?? changes
+        } catch {
+            let failure = error
+            return ClosureObservation.start(
+                subscription: nil, next: { () -> ObjectChange<Frozen<Self>>? in .error(failure) }, deliver: deliver)
+        }
+        let core = ObjectIteratorCore<Self>(sequence)
+        let subscription = try? core.start().get()
+        return ClosureObservation.start(subscription: subscription, next: { await core.next() }, deliver: deliver)
+    }
+}
+
+extension Realm {
+    /// Calls `block` after every commit to the file (see ``changes``), on a background task, until the
+    /// token is invalidated or released.
+    public nonisolated func observe(_ block: @escaping @Sendable (RealmChange) -> Void) -> NotificationToken {
+        let core = RealmIteratorCore(changes)
+        let subscription = core.start()
+        return ClosureObservation.start(subscription: subscription, next: { await core.next() }) { block($0) }
+    }
+
+    /// Runs `block` in a write transaction and commits it without notifying the observers of `tokens` of
+    /// this commit (they never report it; later commits are reported as usual). For interface-driven
+    /// writes: the UI already shows the change it made.
+    @discardableResult
+    public func write<Result: Sendable>(
+        withoutNotifying tokens: [NotificationToken], _ block: @Sendable (isolated Realm) throws -> Result
+    ) async throws -> Result {
+        try await beginWrite()
+        let session = context.session
+        let result: Result
+        do {
+            result = try block(self)
+        } catch {
+            if session != nil, context.session === session { cancelWrite() }
+            throw error
+        }
+        if session != nil, context.session === session { try await commitWrite(withoutNotifying: tokens) }
+        return result
+    }
+
+    /// Runs `block` in a write transaction and commits it without notifying the observers of `tokens` (the
+    /// form for blocks without a result).
+    public func write(
+        withoutNotifying tokens: [NotificationToken], _ block: @Sendable (isolated Realm) throws -> Void
+    )
+        async throws
+    {
+        let _: Int = try await write(withoutNotifying: tokens) { realm in
+            try block(realm)
+            return 0
+        }
+    }
+
+    /// Commits the open write transaction (see ``commitWrite()``) without notifying the observers of
+    /// `tokens` of it.
+    public func commitWrite(withoutNotifying tokens: [NotificationToken]) async throws {
+        if let session = context.session {
+            session.transaction.silencedSubscriptions = Set(tokens.compactMap { $0.subscription?.id })
+        }
+        try await commitWrite()
+    }
+}
