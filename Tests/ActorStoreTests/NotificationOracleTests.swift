@@ -1,0 +1,195 @@
+import ActorStore
+import Foundation
+import Synchronization
+import Testing
+
+// The randomized oracle for collection change streams: random commits (inserts, deletes, changes that move
+// objects in and out of a filtered, sorted query, list reorderings) while observers consume at random
+// speeds. Every delivered change set must turn the previously delivered collection into the new one,
+// report every kept object whose observed properties changed, and the last delivery must equal the final
+// state. Seeds are printed; replay one with ACTORSTORE_NOTIFY_SEED=<seed>, scale with
+// ACTORSTORE_NOTIFY_COMMITS=<n>.
+
+final class ONItem: Object {
+    @Persisted var id = 0
+    @Persisted var score = 0
+    @Persisted var name = ""
+}
+
+final class ONOwner: Object {
+    @Persisted var items: List<ONItem>
+}
+
+/// A small deterministic generator (SplitMix64).
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// What one observer saw: the ids and observed values of each delivered collection.
+struct Observed: Sendable, Equatable {
+    var ids: [Int]
+    var values: [Int: String]
+}
+
+@Suite struct NotificationOracleTests {
+    static let commits = ProcessInfo.processInfo.environment["ACTORSTORE_NOTIFY_COMMITS"].flatMap(Int.init) ?? 1_000
+
+    static var seeds: [UInt64] {
+        if let seed = ProcessInfo.processInfo.environment["ACTORSTORE_NOTIFY_SEED"].flatMap(UInt64.init) {
+            return [seed]
+        }
+        return (0..<3).map { _ in UInt64.random(in: 1...UInt64.max / 2) }
+    }
+
+    @Test(arguments: seeds) func deliveredChangeSetsReplayTheCommits(seed: UInt64) async throws {
+        print("notification oracle seed \(seed) (replay with ACTORSTORE_NOTIFY_SEED=\(seed))")
+        let realm = try await Realm(configuration: testConfiguration([ONItem.self, ONOwner.self]))
+        try await realm.write { realm in
+            let owner = realm.create(ONOwner.self)
+            for i in 0..<40 {
+                let item = realm.create(ONItem.self, value: ["id": i, "score": i * 5 % 100, "name": "n\(i)"])
+                if i % 2 == 0 { owner.items.append(item) }
+            }
+        }
+        // Four observers: a filtered sorted query, the whole table, the owner's list, a key-path-filtered query.
+        let filtered = try await realm.read {
+            try $0.objects(ONItem.self).filter("score < 50").sorted(byKeyPath: "score").changes.detailed
+        }
+        let all = await realm.read { $0.objects(ONItem.self).changes.detailed }
+        let list = await realm.read { $0.objects(ONOwner.self)[0].items.changes.detailed }
+        let names = try await realm.read {
+            try $0.objects(ONItem.self).filter("name BEGINSWITH 'n1'").sorted(byKeyPath: "id", ascending: false)
+                .changes(keyPaths: ["name"]).detailed
+        }
+        let consumers = [
+            Task { try await Self.consume(filtered, seed: seed &+ 1, observing: { "\($0.score)|\($0.name)" }) },
+            Task { try await Self.consume(all, seed: seed &+ 2, observing: { "\($0.score)|\($0.name)" }) },
+            Task { try await Self.consume(list, seed: seed &+ 3, observing: { "\($0.score)|\($0.name)" }) },
+            Task { try await Self.consume(names, seed: seed &+ 4, observing: { $0.name }) },
+        ]
+        // Every observer has its initial delivery before the commits start.
+        try await waitUntil {
+            Self.latest.withLock { latest in (1...4).allSatisfy { latest[seed &+ UInt64($0)] != nil } }
+        }
+        var random = SplitMix(state: seed)
+        var nextID = 40
+        for commit in 0..<Self.commits {
+            // Let the observers run between some commits, and fall behind on others (coalescing).
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0: try await Task.sleep(for: .microseconds(300))
+            case 1, 2: await Task.yield()
+            default: break
+            }
+            _ = commit
+            let op = Int.random(in: 0..<100, using: &random)
+            let a = Int.random(in: 0..<1_000, using: &random)
+            let b = Int.random(in: 0..<1_000, using: &random)
+            let id = nextID
+            try await realm.write { realm in
+                let items = realm.objects(ONItem.self)
+                let owner = realm.objects(ONOwner.self)[0]
+                switch op {
+                case 0..<15:
+                    let item = realm.create(ONItem.self, value: ["id": id, "score": a % 100, "name": "n\(b)"])
+                    if b % 2 == 0 { owner.items.insert(item, at: a % (owner.items.count + 1)) }
+                case 15..<27 where !items.isEmpty:
+                    realm.delete(items[a % items.count])
+                case 27..<60 where !items.isEmpty:
+                    items[a % items.count].score = b % 100  // moves within or across the filter
+                case 60..<72 where !items.isEmpty:
+                    items[a % items.count].name = "n\(b)"
+                case 72..<84 where owner.items.count > 1:
+                    owner.items.move(from: a % owner.items.count, to: b % owner.items.count)
+                case 84..<92 where !owner.items.isEmpty:
+                    owner.items.remove(at: a % owner.items.count)
+                case 92..<100 where !items.isEmpty:
+                    // Several changes in one commit.
+                    for k in 0..<5 { items[(a + k * 7) % items.count].score = (b + k) % 100 }
+                default:
+                    realm.create(ONItem.self, value: ["id": id, "score": a % 100, "name": "n\(b)"])
+                }
+            }
+            nextID += 1
+        }
+        // The final state each observer must reach.
+        let expected = await realm.read { realm -> [[Int]] in
+            [
+                try! realm.objects(ONItem.self).filter("score < 50").sorted(byKeyPath: "score").map(\.id),
+                realm.objects(ONItem.self).map(\.id),
+                realm.objects(ONOwner.self)[0].items.map(\.id),
+                try! realm.objects(ONItem.self).filter("name BEGINSWITH 'n1'").sorted(byKeyPath: "id", ascending: false)
+                    .map(\.id),
+            ]
+        }
+        // Each observer must reach the final state; then observation is cancelled.
+        for (index, consumer) in consumers.enumerated() {
+            let key = seed &+ UInt64(index + 1)
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: .seconds(120))
+            while Self.latest.withLock({ $0[key] }) != expected[index] && clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            #expect(
+                Self.latest.withLock { $0[key] } == expected[index],
+                "seed \(seed): observer \(index) did not reach the final state")
+            consumer.cancel()
+            let deliveries = try await consumer.value
+            #expect(deliveries > 1)
+        }
+    }
+
+    /// The ids each observer last saw, by its seed.
+    static let latest = Mutex<[UInt64: [Int]]>([:])
+
+    /// Consumes change sets at a random pace, checking each against the previous delivery, until cancelled.
+    static func consume(
+        _ changes: DetailedCollectionChanges<ONItem>, seed: UInt64,
+        observing: @escaping @Sendable (Frozen<ONItem>) -> String
+    ) async throws -> Int {
+        var random = SplitMix(state: seed)
+        var previous: Observed?
+        var deliveries = 0
+        for await change in changes {
+            deliveries += 1
+            let current = Observed(
+                ids: change.collection.map(\.id),
+                values: Dictionary(change.collection.map { ($0.id, observing($0)) }, uniquingKeysWith: { a, _ in a }))
+            if change.isInitial {
+                #expect(previous == nil)
+            } else if let old = previous {
+                // Deletions then insertions turn the previous collection into the new one.
+                var replayed = old.ids
+                for i in change.deletions.reversed() { replayed.remove(at: i) }
+                for j in change.insertions { replayed.insert(current.ids[j], at: j) }
+                #expect(replayed == current.ids, "seed \(seed): change set does not replay")
+                #expect(
+                    change.deletions == change.deletions.sorted() && change.insertions == change.insertions.sorted())
+                #expect(Set(change.modifications).isDisjoint(with: change.insertions))
+                #expect(change.modifications.count == change.modificationsInOld.count)
+                // Every kept object whose observed values changed is reported modified, at both indices.
+                let inserted = Set(change.insertions)
+                for (j, id) in current.ids.enumerated() where !inserted.contains(j) {
+                    if let before = old.values[id], before != current.values[id] {
+                        #expect(change.modifications.contains(j), "seed \(seed): object \(id) changed but not reported")
+                    }
+                }
+                for (j, i) in zip(change.modifications, change.modificationsInOld) {
+                    #expect(old.ids[i] == current.ids[j])
+                }
+                #expect(!(change.deletions.isEmpty && change.insertions.isEmpty && change.modifications.isEmpty))
+            }
+            previous = current
+            latest.withLock { $0[seed] = current.ids }
+            let pause = Int.random(in: 0..<10, using: &random)
+            if pause < 3 { try? await Task.sleep(for: .microseconds(pause * 700)) }
+        }
+        return deliveries
+    }
+}
