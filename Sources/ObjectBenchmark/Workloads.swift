@@ -34,6 +34,7 @@ final class Workloads {
         case .sort: try await sortBenchmark()
         case .rawFsync: try rawFsyncBenchmark()
         case .durableWrite: try await durableWriteBenchmark()
+        case .notify: try await notifyBenchmark()
         }
     }
 

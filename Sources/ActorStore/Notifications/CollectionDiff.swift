@@ -32,13 +32,17 @@ struct CollectionDiff: Equatable {
         // Pairs (old index, new index) of elements present in both, in new order.
         var pairs: [(old: Int, new: Int)] = []
         if prefix < oldEnd || prefix < newEnd {
-            var positions: [K: [Int]] = [:]
-            positions.reserveCapacity(oldEnd - prefix)
-            for i in (prefix..<oldEnd).reversed() { positions[old[i], default: []].append(i) }
+            // The unpaired occurrences of each element in `old`: `first[k]`, then `following[i]` after `i`.
+            var first: [K: Int] = [:]
+            first.reserveCapacity(oldEnd - prefix)
+            var following = [Int](repeating: -1, count: oldEnd - prefix)
+            for i in (prefix..<oldEnd).reversed() {
+                if let next = first.updateValue(i, forKey: old[i]) { following[i - prefix] = next }
+            }
             var paired = [Bool](repeating: false, count: oldEnd - prefix)
             for j in prefix..<newEnd {
-                if var stack = positions[new[j]], let i = stack.popLast() {
-                    positions[new[j]] = stack
+                if let i = first[new[j]], i >= 0 {
+                    first[new[j]] = following[i - prefix]
                     pairs.append((i, j))
                     paired[i - prefix] = true
                 } else {

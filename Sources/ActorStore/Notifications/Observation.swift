@@ -130,14 +130,23 @@ final class QueryObservation {
         let previous = context
         context = file.context(batch.snapshot, reusing: batch.changes.schemaChanged ? nil : previous)
         if batch.changes.schemaChanged { try plan() }
+        let modified = watch?.modifiedObjects(batch.changes, in: context.snapshot) ?? []
         var newKeys = keys
+        var incrementalDiff: CollectionDiff?
         if let table, let dependencies, dependencies.affected(by: batch.changes, root: table) {
-            newKeys = evaluate(context)
+            if !batch.changes.schemaChanged, let changed = changedMatches(batch.changes, table, dependencies),
+                let incremental = IncrementalQuery(query, info: info, table: table, context: context)
+            {
+                newKeys = incremental.update(keys, changed: changed)
+                assert(newKeys == evaluate(context), "the incremental update of a query disagrees with running it")
+                incrementalDiff = CollectionDiff.between(keys, newKeys, changed: changed, modified: modified)
+            } else {
+                newKeys = evaluate(context)
+            }
         } else if table == nil {
             newKeys = []
         }
-        let modified = watch?.modifiedObjects(batch.changes, in: context.snapshot) ?? []
-        let diff = CollectionDiff.between(keys, newKeys, modified: modified)
+        let diff = incrementalDiff ?? CollectionDiff.between(keys, newKeys, modified: modified)
         keys = newKeys
         if !diff.isEmpty { ready.append(Delivery(context: context, keys: keys, diff: diff)) }
         if let silent = batch.silentlyThrough {
@@ -148,6 +157,27 @@ final class QueryObservation {
             keys = evaluate(context)
         }
         if ownerDeleted(in: context.snapshot) { finished = true }
+    }
+
+    /// The objects of the queried class whose membership or position may have changed, when that is all
+    /// that can have (the query reads only their own columns) and they are few enough for an incremental
+    /// update to pay; nil otherwise.
+    private func changedMatches(
+        _ changes: ChangeSet, _ table: TableID, _ dependencies: QueryDependencies
+    )
+        -> Set<ObjectKey>?
+    {
+        guard let columns = dependencies.ownColumns, let own = changes.tables[table] else { return nil }
+        let limit = keys.count / 8
+        guard own.inserted.count + own.deleted.count <= limit else { return nil }
+        var changed = Set<ObjectKey>()
+        for key in own.inserted { changed.insert(key) }
+        for key in own.deleted { changed.insert(key) }
+        for (key, modified) in own.modified where modified.intersects(columns) {
+            changed.insert(key)
+            if changed.count > limit { return nil }
+        }
+        return changed
     }
 
     /// Whether the object whose list, set or linking objects are observed no longer exists.
