@@ -21,12 +21,17 @@ package final class ChangeHub: Sendable {
         /// already holds (see ``ChangeHub/subscribe(tables:after:base:)``). Bounded by ``logLimit``.
         var log: [(version: Version, changes: ChangeSet)] = []
         var logSize = 0
+        /// The newest version recorded (unpinned); nil until the first commit after the engine opened.
+        var latest: Snapshot?
     }
     private let state = Locked(State())
     /// How much of the log is kept: commits, and changed objects over all of them.
     static let logLimit = (commits: 256, objects: 100_000)
 
-    package init() {}
+    /// Pins a snapshot handed out unpinned.
+    let pin: @Sendable (Snapshot) -> Snapshot
+
+    init(pin: @escaping @Sendable (Snapshot) -> Snapshot) { self.pin = pin }
 
     /// Registers a subscription starting after `base`, the version the caller has already seen (read
     /// under the hub's lock, so no commit falls between it and the subscription).
@@ -40,7 +45,9 @@ package final class ChangeHub: Sendable {
         -> (subscription: ChangeSubscription, snapshot: Snapshot?, caughtUp: Bool)
     {
         state.withLock { state in
-            let snapshot = base()
+            // The hub's newest version, not the engine's: a commit published but not yet recorded here is
+            // then newer than the subscription's base, and reaches it.
+            let snapshot = state.latest.map(pin) ?? base()
             let subscription = ChangeSubscription(
                 id: state.nextID, hub: self, base: snapshot?.version ?? .zero, ended: state.closed)
             state.nextID += 1
@@ -102,10 +109,19 @@ package final class ChangeHub: Sendable {
     }
 
     /// Hands newly published commits (in version order) to the subscriptions they concern.
+    ///
+    /// In two steps: ``record(_:region:)`` (cheap, before the committers are resumed, so that a commit has
+    /// reached the hub when `commit()` returns) and ``dispatch(_:to:region:)`` (after).
     func publish(_ commits: [Commit], region: MappedRegion) {
-        guard !commits.isEmpty else { return }
+        dispatch(commits, to: record(commits, region: region), region: region)
+    }
+
+    /// Logs the commits, makes the newest the hub's latest version, and returns the subscriptions to tell.
+    func record(_ commits: [Commit], region: MappedRegion) -> [ChangeSubscription] {
+        guard let newest = commits.last else { return [] }
         var targets: [UInt64: ChangeSubscription] = [:]
         state.withLock { state in
+            state.latest = Snapshot(state: newest.state, region: region, pin: nil)
             for commit in commits {
                 state.log.append((commit.state.version, commit.changes))
                 state.logSize += Self.size(commit.changes)
@@ -127,7 +143,12 @@ package final class ChangeHub: Sendable {
                 if !state.everything.isEmpty { targets.merge(state.everything) { a, _ in a } }
             }
         }
-        for subscription in targets.values { subscription.receive(commits, region: region) }
+        return Array(targets.values)
+    }
+
+    /// Hands the commits to the subscriptions ``record(_:region:)`` returned.
+    func dispatch(_ commits: [Commit], to targets: [ChangeSubscription], region: MappedRegion) {
+        for subscription in targets { subscription.receive(commits, region: region) }
     }
 
     private static func size(_ changes: ChangeSet) -> Int {

@@ -202,15 +202,17 @@ extension StorageEngine {
                 }
                 return (Array(covered), [], nil, true, core.region)
             }
+            let published: [ChangeHub.Commit] =
+                error != nil
+                ? []
+                : ready.map {
+                    .init(state: $0.state, changes: $0.result.changes, silenced: $0.silenced, before: $0.before)
+                }
+            let observers = hub.record(published, region: region)
             for commit in ready {
                 commit.waiter.complete(error.map { .failure($0) } ?? .success(commit.result))
             }
-            if error == nil {
-                hub.publish(
-                    ready.map {
-                        .init(state: $0.state, changes: $0.result.changes, silenced: $0.silenced, before: $0.before)
-                    }, region: region)
-            }
+            hub.dispatch(published, to: observers, region: region)
             for waiter in idle { waiter.resume() }
             if !ready.isEmpty && error == nil { considerAutoCompaction() }
             if !again { return ready.count == 1 }

@@ -101,7 +101,7 @@ package final class StorageEngine: Sendable {
     let compactionLock = AsyncWriteLock()
     let pins = VersionPins()
     /// Observers of commits (see ``subscribe(tables:)``).
-    package let hub = ChangeHub()
+    package let hub: ChangeHub
     let core: Locked<Core>
     /// Runs the fsyncs of durable commits (see ``SyncThread``).
     private let syncThreadBox = Locked<SyncThread?>(nil)
@@ -149,6 +149,13 @@ package final class StorageEngine: Sendable {
         self.configuration = configuration
         self.fs = fs
         self.core = Locked(core)
+        let pins = self.pins
+        self.hub = ChangeHub { snapshot in
+            guard snapshot.pin == nil, let pin = try? pins.pin(snapshot.version, limit: nil) else { return snapshot }
+            var pinned = snapshot
+            pinned.pin = pin
+            return pinned
+        }
     }
 
     /// The sync thread, started on first use. It holds the engine weakly, so the engine can go away.
@@ -434,12 +441,7 @@ package final class StorageEngine: Sendable {
     }
 
     /// A pinned copy of a snapshot handed out unpinned (a ``ChangeSubscription/Batch``'s).
-    package func pinned(_ snapshot: Snapshot) -> Snapshot {
-        guard snapshot.pin == nil, let pin = try? pins.pin(snapshot.version, limit: nil) else { return snapshot }
-        var pinned = snapshot
-        pinned.pin = pin
-        return pinned
-    }
+    package func pinned(_ snapshot: Snapshot) -> Snapshot { hub.pin(snapshot) }
 }
 
 extension Slice where Base == UnsafeRawBufferPointer {
