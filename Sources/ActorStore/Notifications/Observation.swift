@@ -74,38 +74,53 @@ final class QueryObservation {
         self.info = info
         self.query = query
         self.keyPaths = keyPaths
+        // Plan against the newest schema, subscribe to the tables the plan involves, then start from the
+        // subscription's version: every later commit to those tables reaches the subscription.
+        let probe: FrozenContext
         do throws(StorageError) {
-            subscription = try file.engine.subscribe(tables: []).subscription
-            let (_, snapshot) = (subscription, try file.engine.snapshot())
-            context = file.context(snapshot, reusing: nil)
+            probe = file.context(try file.engine.snapshot(), reusing: nil)
         } catch {
             throw RealmError(error)
         }
-        // Subscribed before the snapshot was taken: no commit after it can be missed (an earlier one may
-        // be seen again, which changes nothing).
-        try plan()
+        context = probe
+        let planned = try Self.plan(info, query, keyPaths, probe.snapshot.state)
+        (table, watch, dependencies) = (planned.table, planned.watch, planned.dependencies)
+        let tables = planned.tables
+        let (subscription, snapshot): (ChangeSubscription, Snapshot)
+        do throws(StorageError) {
+            (subscription, snapshot, _) = try file.engine.subscribe(tables: tables)
+        } catch {
+            throw RealmError(error)
+        }
+        self.subscription = subscription
+        context = file.context(snapshot, reusing: probe)
+        if context.bindings !== probe.bindings { try replan() }
         keys = evaluate(context)
         ready.append(Delivery(context: context, keys: keys, diff: nil))
     }
 
     deinit { subscription.cancel() }
 
-    /// Resolves the observed class, key paths and query against the current context's schema, and
-    /// subscribes to the tables they involve.
-    private func plan() throws(RealmError) {
-        let state = context.snapshot.state
-        guard let table = state.tableIDs[info.className] else {
-            (self.table, watch, dependencies) = (nil, nil, nil)
-            file.engine.hub.watch(subscription, tables: [])
-            return
-        }
+    /// Resolves the observed class, key paths and query against the current context's schema.
+    /// - Returns: the tables they involve.
+    private static func plan(
+        _ info: ObjectSchemaInfo, _ query: QueryDescription, _ keyPaths: [[String]]?, _ state: DatabaseState
+    ) throws(RealmError) -> (table: TableID?, watch: WatchTree?, dependencies: QueryDependencies?, tables: Set<TableID>)
+    {
+        guard let table = state.tableIDs[info.className] else { return (nil, nil, nil, []) }
         let watch =
             try keyPaths.map { (paths) throws(RealmError) in
                 try WatchTree.keyPaths(paths, from: table, className: info.className, in: state)
             } ?? WatchTree.all(table, in: state)
         let dependencies = QueryDependencies(query, table: table, in: state)
-        (self.table, self.watch, self.dependencies) = (table, watch, dependencies)
-        file.engine.hub.watch(subscription, tables: watch.tables.union(dependencies.tables))
+        return (table, watch, dependencies, watch.tables.union(dependencies.tables))
+    }
+
+    /// Plans again (after a schema change) and watches the tables involved now.
+    private func replan() throws(RealmError) {
+        let planned = try Self.plan(info, query, keyPaths, context.snapshot.state)
+        (table, watch, dependencies) = (planned.table, planned.watch, planned.dependencies)
+        file.engine.hub.watch(subscription, tables: planned.tables)
     }
 
     private func evaluate(_ context: FrozenContext) -> [ObjectKey] {
@@ -129,7 +144,7 @@ final class QueryObservation {
     private func process(_ batch: ChangeSubscription.Batch) throws(RealmError) {
         let previous = context
         context = file.context(batch.snapshot, reusing: batch.changes.schemaChanged ? nil : previous)
-        if batch.changes.schemaChanged { try plan() }
+        if batch.changes.schemaChanged { try replan() }
         let modified = watch?.modifiedObjects(batch.changes, in: context.snapshot) ?? []
         var newKeys = keys
         var incrementalDiff: CollectionDiff?
@@ -153,7 +168,7 @@ final class QueryObservation {
             // A commit made without notifying this observer: adopt its result without reporting it.
             let schemaChanged = silent.state.tableIDs != context.snapshot.state.tableIDs
             context = file.context(silent, reusing: schemaChanged ? nil : context)
-            if schemaChanged { try plan() }
+            if schemaChanged { try replan() }
             keys = evaluate(context)
         }
         if ownerDeleted(in: context.snapshot) { finished = true }
