@@ -1,6 +1,5 @@
 import ActorStore
 import Foundation
-import Synchronization
 import Testing
 
 // The randomized oracle for collection change streams: random commits (inserts, deletes, changes that move
@@ -146,7 +145,7 @@ struct Observed: Sendable, Equatable {
     }
 
     /// The ids each observer last saw, by its seed.
-    static let latest = Mutex<[UInt64: [Int]]>([:])
+    static let latest = Locked<[UInt64: [Int]]>([:])
 
     /// Consumes change sets at a random pace, checking each against the previous delivery, until cancelled.
     static func consume(

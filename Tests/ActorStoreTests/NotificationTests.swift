@@ -1,6 +1,5 @@
 import ActorStore
 import Foundation
-import Synchronization
 import Testing
 
 // Change notifications: the seeds' examples, and the contract of each sequence.
@@ -329,7 +328,7 @@ func update<T>(_ change: RealmCollectionChange<FrozenResults<T>>?) -> Update? {
 
 /// Collects closure deliveries.
 final class Deliveries: Sendable {
-    private let changes = Mutex<[Update?]>([])
+    private let changes = Locked<[Update?]>([])
     func add<T>(_ change: RealmCollectionChange<FrozenResults<T>>) { changes.withLock { $0.append(update(change)) } }
     var count: Int { changes.withLock { $0.count } }
     var updates: [Update] { changes.withLock { $0.compactMap { $0 } } }

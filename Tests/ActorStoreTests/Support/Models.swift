@@ -81,3 +81,17 @@ func testConfiguration(_ types: [ObjectBase.Type]? = nil, durability: Realm.Dura
     configuration.durability = durability
     return configuration
 }
+
+/// A value behind an `NSLock` (which ThreadSanitizer understands; `Synchronization.Mutex` waits with raw
+/// futex calls on Linux, which it does not, so every access through one is reported as a race).
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only touched inside `withLock`, under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
