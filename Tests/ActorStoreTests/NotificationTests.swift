@@ -20,6 +20,9 @@ final class NTPerson: Object {
 
 final class NTOther: Object {
     @Persisted var value = 0
+    @Persisted var scores: List<Int>
+    @Persisted var tags: MutableSet<String>
+    @Persisted var settings: Map<String, String>
 }
 
 /// Reads deliveries from a change sequence one at a time, failing (instead of hanging) after a timeout.
@@ -313,6 +316,45 @@ func update<T>(_ change: RealmCollectionChange<FrozenResults<T>>?) -> Update? {
         try await realm.write { $0.delete($0.objects(NTPerson.self)[0]) }
         #expect(update(try await reader.next())?.deletions == [0, 1, 2])
         #expect(try await reader.next() == nil)
+    }
+
+    @Test func valueCollectionsAndMapsReportIndexChanges() async throws {
+        let realm = try await realm()
+        try await realm.write { realm in
+            let other = realm.create(NTOther.self)
+            other.scores.append(contentsOf: [1, 2, 3])
+            other.settings["b"] = "2"
+        }
+        let (scores, settings) = await realm.read {
+            ($0.objects(NTOther.self)[0].scores.changes, $0.objects(NTOther.self)[0].settings.changes)
+        }
+        let list = ChangeReader(scores)
+        let map = ChangeReader(settings)
+        guard case .initial(let initial)? = try await list.next(), case .initial(let initialMap)? = try await map.next()
+        else {
+            throw CancellationError()
+        }
+        #expect(initial == [1, 2, 3] && initialMap == ["b": "2"])
+        try await realm.write { realm in
+            let other = realm.objects(NTOther.self)[0]
+            other.scores.remove(at: 0)
+            other.scores.append(9)
+            other.settings["a"] = "1"
+            other.settings["b"] = "20"
+        }
+        guard case .update(let values, let deletions, let insertions, _)? = try await list.next() else {
+            throw CancellationError()
+        }
+        #expect(values == [2, 3, 9] && deletions == [0] && insertions == [2])
+        guard
+            case .update(let entries, let mapDeletions, let mapInsertions, let mapModifications)? = try await map.next()
+        else { throw CancellationError() }
+        #expect(entries == ["a": "1", "b": "20"])
+        #expect(mapDeletions == [] && mapInsertions == [0] && mapModifications == [1])
+        try await realm.write { $0.delete($0.objects(NTOther.self)[0]) }
+        guard case .update(let emptied, let removed, _, _)? = try await list.next() else { throw CancellationError() }
+        #expect(emptied.isEmpty && removed == [0, 1, 2])
+        #expect(try await list.next() == nil)
     }
 
     @Test func badKeyPathsThrowClearErrors() async throws {

@@ -19,8 +19,8 @@ extension String: _MapKey {}
 /// with `$` (as in Realm).
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStringConvertible {
     private var storage: [String: Value] = [:]
-    private let owner: ObjectBase?
-    private let ordinal: Int
+    let owner: ObjectBase?
+    let ordinal: Int
 
     /// An empty unmanaged map.
     public init() {
