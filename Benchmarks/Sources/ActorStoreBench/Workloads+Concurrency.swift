@@ -1,0 +1,216 @@
+import ActorStore
+import Foundation
+import GRDB
+
+/// Observed values with the monotonic time the observer received them.
+typealias Delivery = (value: Int, nanos: UInt64)
+
+extension Bench {
+    // MARK: W8 commit -> observer latency
+
+    /// W8: a store of `observedBase` objects; an observer of the count of `age == 42` (no index). Each of
+    /// `observations` commits inserts one object with age 42 (a durable one-object transaction). Measured per
+    /// commit: from just before the write call starts to the moment the observer task receives the new
+    /// count (so: the durable commit, the engine's change detection, re-running the observed query, and the
+    /// delivery to a task). Reported: median and p99 of that latency, and the median of the commit alone
+    /// (until `write` returns) for context. Commits are serial: the next starts after the observer has seen
+    /// the previous one.
+    func w8() async throws {
+        let base = plan.observedBase
+        let count = plan.observations
+        let expectedFinal = (0..<base).filter { Dataset.age($0) == 42 }.count + count
+        try await run(
+            "W8", "commit → observer latency, one-object insert observed by a filtered count, \(count) commits",
+            metrics: [
+                Metric(key: "p50", label: "commit → observer p50", unit: "µs", engines: [.actorStore, .grdbRecords]),
+                Metric(key: "p99", label: "commit → observer p99", unit: "µs", engines: [.actorStore, .grdbRecords]),
+                Metric(key: "commitP50", label: "the commit alone, p50", unit: "µs", engines: [.actorStore, .grdbRecords]),
+            ],
+            engines: [
+                .actorStore: { try await self.w8ActorStore(base: base, commits: count, expectedFinal: expectedFinal) },
+                .grdbRecords: { try await self.w8GRDB(base: base, commits: count, expectedFinal: expectedFinal) },
+            ])
+    }
+
+    /// ======================================================================================================
+    /// STUB — ActorStore side of W8, NOT YET MEASURED. It needs the change-stream API being built in the main
+    /// repo (`results.changes`, an AsyncSequence). To fill in, mirror `w8GRDB`:
+    ///   1. open a realm on a new file and insert `base` objects (`insertObjects(realm, 0..<base, indexed: false)`);
+    ///   2. start a task iterating the changes of `realm.objects(Item.self).where { $0.age == 42 }` (its count),
+    ///      yielding `(count, monotonicNanos())` to an `AsyncStream<Delivery>` as each value arrives;
+    ///   3. wait for the initial value; then for k in 0..<commits: `t0 = monotonicNanos()`, write one `Item`
+    ///      with id `base + k` and age 42 (`realm.write { … }`, durable), note the commit time, and await the
+    ///      stream until the count is the expected one; record `delivery.nanos - t0`;
+    ///   4. return `Sample(metrics: ["p50": …, "p99": …, "commitP50": …], checks: ["finalCount": "\(expectedFinal)"])`
+    ///      (µs), the same keys and checks as the GRDB side.
+    /// ======================================================================================================
+    func w8ActorStore(base: Int, commits: Int, expectedFinal: Int) async throws -> Sample {
+        .notMeasured("not yet measured")
+    }
+
+    /// The GRDB side of W8: `ValueObservation.tracking { try ItemRecord.filter(age == 42).fetchCount($0) }`
+    /// iterated with `.values(in: dbPool)` (its default scheduling, `.task`: values are delivered on the
+    /// cooperative pool) in a task; each delivery is timestamped by that task on arrival.
+    func w8GRDB(base: Int, commits: Int, expectedFinal: Int) async throws -> Sample {
+        let path = workspace.newPath("w8", "sqlite")
+        defer { workspace.remove(path) }
+        let pool = try Workspace.openPool(path)
+        try await pool.write { db in
+            try Schema.create(db, indexed: false)
+            let statement = try db.cachedStatement(sql: Raw.insertSQL)
+            for i in 0..<base { try Raw.insert(statement, db, i) }
+        }
+        let observation = ValueObservation.tracking { db in
+            try ItemRecord.filter(Column("age") == 42).fetchCount(db)
+        }
+        let (deliveries, continuation) = AsyncStream<Delivery>.makeStream(bufferingPolicy: .unbounded)
+        let observer = Task {
+            do {
+                for try await value in observation.values(in: pool) {
+                    continuation.yield((value, monotonicNanos()))
+                }
+            } catch {}
+            continuation.finish()
+        }
+        var iterator = deliveries.makeAsyncIterator()
+        guard var current = await iterator.next()?.value else { throw Failure("W8: the observation ended") }
+        var latencies: [Double] = []
+        var commitTimes: [Double] = []
+        for k in 0..<commits {
+            let record = ItemRecord(id: base + k, name: Dataset.name(base + k), age: 42, score: Dataset.score(base + k))
+            let start = monotonicNanos()
+            try await pool.write { db in try record.insert(db) }
+            commitTimes.append(secondsSince(start))
+            let target = current + 1
+            while current < target {
+                guard let delivery = await iterator.next() else { throw Failure("W8: the observation ended") }
+                current = delivery.value
+                if current >= target { latencies.append(Double(delivery.nanos &- start) / 1e9) }
+            }
+            if current != target { throw Failure("W8: GRDB observed \(current), expected \(target)") }
+        }
+        observer.cancel()
+        try pool.close()
+        return Sample(
+            metrics: [
+                "p50": percentile(latencies, 0.5) * 1e6, "p99": percentile(latencies, 0.99) * 1e6,
+                "commitP50": percentile(commitTimes, 0.5) * 1e6,
+            ],
+            checks: ["finalCount": "\(current)", "expectedFinal": "\(current == expectedFinal)"])
+    }
+
+    // MARK: W9 readers and a writer
+
+    /// W9: two reader tasks doing primary-key lookups (one lookup — all four properties — per read call)
+    /// while one writer task commits small durable transactions (one new object each), for `mixedSeconds`.
+    /// On a copy of the big store. ActorStore: each task has its own `Realm` actor on the file; GRDB: one
+    /// `DatabasePool` (its readers run in parallel with the writer in WAL mode). Checked: no lookup missed,
+    /// and the final count is the initial count plus the commits.
+    func w9() async throws {
+        let n = plan.big
+        let duration = plan.mixedSeconds
+        let keysA = randomKeys(100_000, below: n, seed: 91)
+        let keysB = randomKeys(100_000, below: n, seed: 92)
+        let realmFixture = try await fixtures.realm(n, indexed: false)
+        let poolFixture = try await fixtures.pool(n, indexed: false)
+
+        /// Runs the three tasks until the deadline: (reads, misses, writes, seconds).
+        func mixed(
+            read: @escaping @Sendable (Int, Int) async throws -> Bool,
+            write: @escaping @Sendable (Int) async throws -> Void
+        ) async throws -> (Int, Int, Int, Double) {
+            let start = monotonicNanos()
+            let deadline = start + UInt64(duration * 1e9)
+            return try await withThrowingTaskGroup(of: (Int, Int, Int).self) { group in
+                for (reader, keys) in [keysA, keysB].enumerated() {
+                    group.addTask {
+                        var reads = 0
+                        var misses = 0
+                        while monotonicNanos() < deadline {
+                            if try await !read(reader, keys[reads % keys.count]) { misses += 1 }
+                            reads += 1
+                        }
+                        return (reads, misses, 0)
+                    }
+                }
+                group.addTask {
+                    var writes = 0
+                    while monotonicNanos() < deadline {
+                        try await write(n + writes)
+                        writes += 1
+                    }
+                    return (0, 0, writes)
+                }
+                var total = (0, 0, 0)
+                for try await (r, m, w) in group {
+                    total.0 += r
+                    total.1 += m
+                    total.2 += w
+                }
+                return (total.0, total.1, total.2, secondsSince(start))
+            }
+        }
+        func sample(_ result: (Int, Int, Int, Double), finalCount: Int) -> Sample {
+            let (reads, misses, writes, seconds) = result
+            return Sample(
+                metrics: ["reads": Double(reads) / seconds, "writes": Double(writes) / seconds],
+                checks: ["misses": "\(misses)", "countConsistent": "\(finalCount == n + writes)"])
+        }
+        func grdb(raw: Bool) async throws -> Sample {
+            let path = try fixtures.copy(poolFixture, "sqlite")
+            defer { workspace.remove(path) }
+            let pool = try Workspace.openPool(path)
+            let result = try await mixed(
+                read: { _, key in
+                    try await pool.read { db in
+                        if raw { return try Raw.digest(byKey: db.cachedStatement(sql: Raw.selectByKeySQL), db, key) != nil }
+                        return try ItemRecord.fetchOne(db, key: key) != nil
+                    }
+                },
+                write: { i in
+                    try await pool.write { db in
+                        if raw {
+                            try Raw.insert(db.cachedStatement(sql: Raw.insertSQL), db, i)
+                        } else {
+                            try ItemRecord(i).insert(db)
+                        }
+                    }
+                })
+            let count = try await pool.read { db in try ItemRecord.fetchCount(db) }
+            try pool.close()
+            return sample(result, finalCount: count)
+        }
+        try await run(
+            "W9", "2 reader tasks (primary-key lookups) + 1 writer task (1-object durable commits) for \(Report.format(duration)) s",
+            metrics: [
+                Metric(key: "reads", label: "reads/s (both readers)", unit: "/s", higherIsBetter: true),
+                Metric(key: "writes", label: "writes/s (durable commits)", unit: "/s", higherIsBetter: true),
+            ],
+            engines: [
+                .actorStore: { [self] in
+                    let path = try fixtures.copy(realmFixture, "realm")
+                    defer { workspace.remove(path) }
+                    let configuration = Workspace.realmConfiguration(path)
+                    let readers = [try await Realm(configuration: configuration), try await Realm(configuration: configuration)]
+                    let writer = try await Realm(configuration: configuration)
+                    let result = try await mixed(
+                        read: { reader, key in
+                            await readers[reader].read { realm in
+                                realm.object(ofType: Item.self, forPrimaryKey: key).map { $0.digest } != nil
+                            }
+                        },
+                        write: { i in
+                            try await writer.write { realm in
+                                let object = Item()
+                                object.fill(i)
+                                realm.add(object)
+                            }
+                        })
+                    let count = await writer.read { realm in realm.objects(Item.self).count }
+                    return sample(result, finalCount: count)
+                },
+                .grdbRecords: { try await grdb(raw: false) },
+                .grdbRaw: { try await grdb(raw: true) },
+            ])
+    }
+}
