@@ -106,6 +106,11 @@ extension Bench {
     /// On a copy of the big store. ActorStore: each task has its own `Realm` actor on the file; GRDB: one
     /// `DatabasePool` (its readers run in parallel with the writer in WAL mode). Checked: no lookup missed,
     /// and the final count is the initial count plus the commits.
+    ///
+    /// Measured twice: as written (the readers loop on `await read`), and with the readers calling
+    /// `await Task.yield()` after each read. The second exists because an uncontended `await realm.read { }`
+    /// does not suspend: two such loops hold both threads of the cooperative pool on a 2-core machine and the
+    /// writer task never runs.
     func w9() async throws {
         let n = plan.big
         let duration = plan.mixedSeconds
@@ -116,6 +121,7 @@ extension Bench {
 
         /// Runs the three tasks until the deadline: (reads, misses, writes, seconds).
         func mixed(
+            yielding: Bool,
             read: @escaping @Sendable (Int, Int) async throws -> Bool,
             write: @escaping @Sendable (Int) async throws -> Void
         ) async throws -> (Int, Int, Int, Double) {
@@ -129,6 +135,7 @@ extension Bench {
                         while monotonicNanos() < deadline {
                             if try await !read(reader, keys[reads % keys.count]) { misses += 1 }
                             reads += 1
+                            if yielding { await Task.yield() }
                         }
                         return (reads, misses, 0)
                     }
@@ -150,17 +157,24 @@ extension Bench {
                 return (total.0, total.1, total.2, secondsSince(start))
             }
         }
-        func sample(_ result: (Int, Int, Int, Double), finalCount: Int) -> Sample {
+        func sample(_ result: (Int, Int, Int, Double), finalCount: Int, yielding: Bool) -> Sample {
             let (reads, misses, writes, seconds) = result
+            let suffix = yielding ? "Yield" : ""
             return Sample(
-                metrics: ["reads": Double(reads) / seconds, "writes": Double(writes) / seconds],
-                checks: ["misses": "\(misses)", "countConsistent": "\(finalCount == n + writes)"])
+                metrics: ["reads" + suffix: Double(reads) / seconds, "writes" + suffix: Double(writes) / seconds],
+                checks: ["misses" + suffix: "\(misses)", "countConsistent" + suffix: "\(finalCount == n + writes)"])
         }
-        func grdb(raw: Bool) async throws -> Sample {
+        func both(_ body: (Bool) async throws -> Sample) async throws -> Sample {
+            let a = try await body(false)
+            let b = try await body(true)
+            return Sample(metrics: a.metrics.merging(b.metrics) { x, _ in x }, checks: a.checks.merging(b.checks) { x, _ in x })
+        }
+        func grdb(raw: Bool, yielding: Bool) async throws -> Sample {
             let path = try fixtures.copy(poolFixture, "sqlite")
             defer { workspace.remove(path) }
             let pool = try Workspace.openPool(path)
             let result = try await mixed(
+                yielding: yielding,
                 read: { _, key in
                     try await pool.read { db in
                         if raw { return try Raw.digest(byKey: db.cachedStatement(sql: Raw.selectByKeySQL), db, key) != nil }
@@ -178,39 +192,43 @@ extension Bench {
                 })
             let count = try await pool.read { db in try ItemRecord.fetchCount(db) }
             try pool.close()
-            return sample(result, finalCount: count)
+            return sample(result, finalCount: count, yielding: yielding)
+        }
+        func actorStore(yielding: Bool) async throws -> Sample {
+            let path = try fixtures.copy(realmFixture, "realm")
+            defer { workspace.remove(path) }
+            let configuration = Workspace.realmConfiguration(path)
+            let readers = [try await Realm(configuration: configuration), try await Realm(configuration: configuration)]
+            let writer = try await Realm(configuration: configuration)
+            let result = try await mixed(
+                yielding: yielding,
+                read: { reader, key in
+                    await readers[reader].read { realm in
+                        realm.object(ofType: Item.self, forPrimaryKey: key).map { $0.digest } != nil
+                    }
+                },
+                write: { i in
+                    try await writer.write { realm in
+                        let object = Item()
+                        object.fill(i)
+                        realm.add(object)
+                    }
+                })
+            let count = await writer.read { realm in realm.objects(Item.self).count }
+            return sample(result, finalCount: count, yielding: yielding)
         }
         try await run(
-            "W9", "2 reader tasks (primary-key lookups) + 1 writer task (1-object durable commits) for \(Report.format(duration)) s",
+            "W9", "2 reader tasks (primary-key lookups) + 1 writer task (1-object durable commits), \(Report.format(duration)) s each mode",
             metrics: [
                 Metric(key: "reads", label: "reads/s (both readers)", unit: "/s", higherIsBetter: true),
                 Metric(key: "writes", label: "writes/s (durable commits)", unit: "/s", higherIsBetter: true),
+                Metric(key: "readsYield", label: "readers yield after each read: reads/s", unit: "/s", higherIsBetter: true),
+                Metric(key: "writesYield", label: "readers yield after each read: writes/s", unit: "/s", higherIsBetter: true),
             ],
             engines: [
-                .actorStore: { [self] in
-                    let path = try fixtures.copy(realmFixture, "realm")
-                    defer { workspace.remove(path) }
-                    let configuration = Workspace.realmConfiguration(path)
-                    let readers = [try await Realm(configuration: configuration), try await Realm(configuration: configuration)]
-                    let writer = try await Realm(configuration: configuration)
-                    let result = try await mixed(
-                        read: { reader, key in
-                            await readers[reader].read { realm in
-                                realm.object(ofType: Item.self, forPrimaryKey: key).map { $0.digest } != nil
-                            }
-                        },
-                        write: { i in
-                            try await writer.write { realm in
-                                let object = Item()
-                                object.fill(i)
-                                realm.add(object)
-                            }
-                        })
-                    let count = await writer.read { realm in realm.objects(Item.self).count }
-                    return sample(result, finalCount: count)
-                },
-                .grdbRecords: { try await grdb(raw: false) },
-                .grdbRaw: { try await grdb(raw: true) },
+                .actorStore: { try await both { try await actorStore(yielding: $0) } },
+                .grdbRecords: { try await both { try await grdb(raw: false, yielding: $0) } },
+                .grdbRaw: { try await both { try await grdb(raw: true, yielding: $0) } },
             ])
     }
 }
