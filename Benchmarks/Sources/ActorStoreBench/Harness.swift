@@ -245,7 +245,12 @@ func runWorkload(
         var checks: [Engine: [String: String]] = [:]
         for k in 0..<order.count {
             let engine = order[(k + round) % order.count]
-            let sample = try await engines[engine]!()
+            let sample: Sample
+            do {
+                sample = try await engines[engine]!()
+            } catch {
+                throw Failure("\(id), \(engine.rawValue), run \(round + 1): \(error)")
+            }
             if let why = sample.unavailable {
                 notes[engine] = why
                 continue

@@ -173,6 +173,11 @@ extension Bench {
             let path = try fixtures.copy(poolFixture, "sqlite")
             defer { workspace.remove(path) }
             let pool = try Workspace.openPool(path)
+            // Untimed: open the pool's reader connections before the writer starts (see the README: a reader
+            // connection opening while the writer begins a transaction can make it fail with SQLITE_BUSY).
+            async let r1 = pool.read { db in try ItemRecord.fetchOne(db, key: 0) }
+            async let r2 = pool.read { db in try ItemRecord.fetchOne(db, key: 1) }
+            _ = try await (r1, r2)
             let result = try await mixed(
                 yielding: yielding,
                 read: { _, key in

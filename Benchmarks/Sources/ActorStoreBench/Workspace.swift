@@ -26,9 +26,14 @@ final class Workspace: @unchecked Sendable {
         return configuration
     }
 
-    /// GRDB's configuration: a `DatabasePool` (WAL mode) with GRDB's defaults (`synchronous` untouched).
+    /// GRDB's configuration: a `DatabasePool` (WAL mode) with GRDB's defaults (`synchronous` untouched: GRDB
+    /// sets NORMAL in WAL mode), except `busyMode`: a 5 s timeout instead of failing at once. Under W9's
+    /// contention (two readers and a writer on one pool, raw statements) `BEGIN IMMEDIATE` occasionally failed
+    /// with SQLITE_BUSY with the default; the timeout only waits where the default would have thrown.
     static func openPool(_ path: String) throws -> DatabasePool {
-        try DatabasePool(path: path, configuration: Configuration())
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        return try DatabasePool(path: path, configuration: configuration)
     }
 
     /// Removes a file and its companions (SQLite's -wal/-shm, ActorStore's transient files).
