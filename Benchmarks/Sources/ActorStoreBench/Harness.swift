@@ -230,7 +230,7 @@ extension String {
 // MARK: Running a workload
 
 /// Runs a workload: `runs` rounds, each running every engine once, the engine order rotating per round
-/// (ActorStore first, then GRDB records first, then raw first, ...). After every round the engines' checks
+/// (ActorStore first, then GRDB records first, then raw first, ...), after a `sync()`. After every round the engines' checks
 /// must agree, or the benchmark fails.
 func runWorkload(
     _ id: String, _ title: String, metrics: [Metric], runs: Int, report: Report,
@@ -245,6 +245,9 @@ func runWorkload(
         var checks: [Engine: [String: String]] = [:]
         for k in 0..<order.count {
             let engine = order[(k + round) % order.count]
+            // Untimed: write back the dirty pages of earlier work (a 1M-object bulk load leaves hundreds of MB),
+            // so that they do not land in the fsyncs of this sample.
+            sync()
             let sample: Sample
             do {
                 sample = try await engines[engine]!()
