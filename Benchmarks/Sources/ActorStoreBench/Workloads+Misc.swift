@@ -196,23 +196,9 @@ extension Bench {
         var fsyncP50: [Double] = []
         var throughput: [Double] = []
         for _ in 0..<plan.runs {
-            // Append 100 B + fdatasync.
-            var fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw Failure("open(\(path)) failed") }
-            let record = [UInt8](repeating: 0x5A, count: 100)
-            var latencies: [Double] = []
-            var offset: off_t = 0
-            for i in 0..<(20 + plan.fsyncSamples) {
-                let start = monotonicNanos()
-                let written = record.withUnsafeBytes { pwrite(fd, $0.baseAddress, 100, offset) }
-                guard written == 100, fdatasync(fd) == 0 else { throw Failure("append + fdatasync failed") }
-                if i >= 20 { latencies.append(secondsSince(start)) }
-                offset += 100
-            }
-            close(fd)
-            fsyncP50.append(percentile(latencies, 0.5) * 1e6)
+            fsyncP50.append(try appendSyncP50(samples: plan.fsyncSamples) * 1e6)
             // Sequential write + fsync.
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw Failure("open(\(path)) failed") }
             let chunk = [UInt8](repeating: 0xA5, count: 1 << 20)
             let start = monotonicNanos()
@@ -235,6 +221,27 @@ extension Bench {
                 workload: "RAW", metric: Metric(key: key, label: label, unit: unit, higherIsBetter: higher, engines: [.actorStore]),
                 runs: [.actorStore: values], notes: [.grdbRecords: "(disk)", .grdbRaw: "(disk)"]))
         }
+    }
+
+    /// Appends 100 bytes + fdatasync to a fresh file in the workspace, `samples` times after 20 untimed:
+    /// the p50 latency in seconds.
+    func appendSyncP50(samples: Int) throws -> Double {
+        let path = workspace.newPath("fsync", "bin")
+        defer { unlink(path) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure("open(\(path)) failed") }
+        defer { close(fd) }
+        let record = [UInt8](repeating: 0x5A, count: 100)
+        var latencies: [Double] = []
+        var offset: off_t = 0
+        for i in 0..<(20 + samples) {
+            let start = monotonicNanos()
+            let written = record.withUnsafeBytes { pwrite(fd, $0.baseAddress, 100, offset) }
+            guard written == 100, fdatasync(fd) == 0 else { throw Failure("append + fdatasync failed") }
+            if i >= 20 { latencies.append(secondsSince(start)) }
+            offset += 100
+        }
+        return percentile(latencies, 0.5)
     }
 
     /// Prints and records how each engine is configured.

@@ -66,11 +66,15 @@ extension Bench {
             metrics: [
                 Metric(key: "serialRate", label: "serial: commits/s", unit: "/s", higherIsBetter: true),
                 Metric(key: "serialP50", label: "serial: commit latency p50", unit: "µs"),
+                Metric(key: "control", label: "control: raw append + fdatasync p50, just before ActorStore's serial run",
+                       unit: "µs", engines: [.actorStore]),
                 Metric(key: "concurrentRate", label: "\(writers) writers: commits/s", unit: "/s", higherIsBetter: true),
             ],
             engines: [
                 .actorStore: { [self] in
                     var sample = Sample()
+                    // The disk's state right now: the serial rate follows it closely on this shared machine.
+                    sample.metrics["control"] = try appendSyncP50(samples: 200) * 1e6
                     // Serial: one realm, one task.
                     do {
                         let path = workspace.newPath("w2", "realm")
