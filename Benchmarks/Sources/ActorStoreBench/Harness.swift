@@ -146,7 +146,7 @@ final class Report {
 
     static func ratioText(_ ratio: Double?) -> String {
         guard let ratio else { return "—" }
-        return String(format: "%.2f", ratio)
+        return String(format: ratio < 0.01 && ratio > 0 ? "%.2g" : "%.2f", ratio)
     }
 
     func cell(_ row: RowResult, _ engine: Engine) -> String {
