@@ -238,13 +238,15 @@ func runWorkload(
 ) async throws {
     print("\n## \(id): \(title)")
     fflush(nil)
+    // Which engine goes first rotates with the round and with the workload (so a one-run --quick alternates too).
+    let workloadRotation = nextRotation()
     var collected: [Engine: [String: [Double]]] = [:]
     var notes: [Engine: String] = [:]
     let order = Engine.allCases.filter { engines[$0] != nil }
     for round in 0..<runs {
         var checks: [Engine: [String: String]] = [:]
         for k in 0..<order.count {
-            let engine = order[(k + round) % order.count]
+            let engine = order[(k + round + workloadRotation) % order.count]
             // Untimed: write back the dirty pages of earlier work (a 1M-object bulk load leaves hundreds of MB),
             // so that they do not land in the fsyncs of this sample.
             sync()
@@ -293,4 +295,12 @@ func runWorkload(
         }
         report.add(RowResult(workload: id, metric: metric, runs: runsByEngine, notes: rowNotes))
     }
+}
+
+private nonisolated(unsafe) var rotationCounter = 0
+
+/// 0, 1, 2, ... per workload (called from the one task that drives the benchmark).
+private func nextRotation() -> Int {
+    defer { rotationCounter += 1 }
+    return rotationCounter
 }
