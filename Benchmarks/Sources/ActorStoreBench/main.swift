@@ -29,8 +29,26 @@ while let argument = arguments.next() {
     }
 }
 
+let knownWorkloads = Set(["RAW"] + (1...11).map { "W\($0)" })
+if let only, !only.isSubset(of: knownWorkloads) {
+    FileHandle.standardError.write("unknown workload in --only: \(only.sorted())\n".data(using: .utf8)!)
+    exit(2)
+}
 let plan = Plan(quick: quick, runs: runsOverride ?? (quick ? 1 : 3))
+// Its temporary directory is removed at every exit below.
 let bench = try Bench(plan: plan)
+// Ctrl-C / SIGTERM: remove the temporary files too.
+let workspace = bench.workspace
+let signalSources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+    signal(number, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+    source.setEventHandler {
+        workspace.cleanup()
+        exit(128 + number)
+    }
+    source.resume()
+    return source
+}
 let command = "actorstore-bench " + CommandLine.arguments.dropFirst().joined(separator: " ")
 let totalStart = monotonicNanos()
 let workloads: [(String, () async throws -> Void)] = [
@@ -39,10 +57,7 @@ let workloads: [(String, () async throws -> Void)] = [
     // Last: writing gigabytes can use up a cloud disk's burst budget and slow every later fsync.
     ("RAW", bench.rawIO),
 ]
-if let only, !only.isSubset(of: Set(workloads.map(\.0))) {
-    FileHandle.standardError.write("unknown workload in --only: \(only.sorted())\n".data(using: .utf8)!)
-    exit(2)
-}
+
 do {
     try await bench.describeSettings()
     bench.report.printHeader()
@@ -62,3 +77,4 @@ if let jsonPath {
     try bench.report.json(command: command).write(to: URL(fileURLWithPath: jsonPath))
     print("wrote \(jsonPath)")
 }
+withExtendedLifetime(signalSources) {}
