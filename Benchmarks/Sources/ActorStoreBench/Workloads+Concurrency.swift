@@ -24,7 +24,8 @@ extension Bench {
             metrics: [
                 Metric(key: "p50", label: "commit → observer p50", unit: "µs", engines: [.actorStore, .grdbRecords]),
                 Metric(key: "p99", label: "commit → observer p99", unit: "µs", engines: [.actorStore, .grdbRecords]),
-                Metric(key: "commitP50", label: "the commit alone, p50", unit: "µs", engines: [.actorStore, .grdbRecords]),
+                Metric(
+                    key: "commitP50", label: "the commit alone, p50", unit: "µs", engines: [.actorStore, .grdbRecords]),
             ],
             engines: [
                 .actorStore: { try await self.w8ActorStore(base: base, commits: count, expectedFinal: expectedFinal) },
@@ -32,20 +33,51 @@ extension Bench {
             ])
     }
 
-    /// ======================================================================================================
-    /// STUB — ActorStore side of W8, NOT YET MEASURED. It needs the change-stream API being built in the main
-    /// repo (`results.changes`, an AsyncSequence). To fill in, mirror `w8GRDB`:
-    ///   1. open a realm on a new file and insert `base` objects (`insertObjects(realm, 0..<base, indexed: false)`);
-    ///   2. start a task iterating the changes of `realm.objects(Item.self).where { $0.age == 42 }` (its count),
-    ///      yielding `(count, monotonicNanos())` to an `AsyncStream<Delivery>` as each value arrives;
-    ///   3. wait for the initial value; then for k in 0..<commits: `t0 = monotonicNanos()`, write one `Item`
-    ///      with id `base + k` and age 42 (`realm.write { … }`, durable), note the commit time, and await the
-    ///      stream until the count is the expected one; record `delivery.nanos - t0`;
-    ///   4. return `Sample(metrics: ["p50": …, "p99": …, "commitP50": …], checks: ["finalCount": "\(expectedFinal)"])`
-    ///      (µs), the same keys and checks as the GRDB side.
-    /// ======================================================================================================
+    /// The ActorStore side of W8: `realm.objects(Item.self).where { $0.age == 42 }.changes` (a change stream of
+    /// frozen results) iterated in a task; each delivery's count is timestamped by that task on arrival.
     func w8ActorStore(base: Int, commits: Int, expectedFinal: Int) async throws -> Sample {
-        .notMeasured("not yet measured")
+        let path = workspace.newPath("w8", "realm")
+        defer { workspace.remove(path) }
+        let realm = try await Realm(configuration: Workspace.realmConfiguration(path))
+        try await insertObjects(realm, 0..<base, indexed: false)
+        let changes = await realm.read { $0.objects(Item.self).where { $0.age == 42 }.changes }
+        let (deliveries, continuation) = AsyncStream<Delivery>.makeStream(bufferingPolicy: .unbounded)
+        let observer = Task {
+            for await change in changes {
+                switch change {
+                case .initial(let items), .update(let items, _, _, _):
+                    continuation.yield((items.count, monotonicNanos()))
+                case .error: break
+                }
+            }
+            continuation.finish()
+        }
+        var iterator = deliveries.makeAsyncIterator()
+        guard var current = await iterator.next()?.value else { throw Failure("W8: the observation ended") }
+        var latencies: [Double] = []
+        var commitTimes: [Double] = []
+        for k in 0..<commits {
+            let item = Item()
+            item.fill(base + k)
+            item.age = 42
+            let start = monotonicNanos()
+            try await realm.add(item)
+            commitTimes.append(secondsSince(start))
+            let target = current + 1
+            while current < target {
+                guard let delivery = await iterator.next() else { throw Failure("W8: the observation ended") }
+                current = delivery.value
+                if current >= target { latencies.append(Double(delivery.nanos &- start) / 1e9) }
+            }
+            if current != target { throw Failure("W8: ActorStore observed \(current), expected \(target)") }
+        }
+        observer.cancel()
+        return Sample(
+            metrics: [
+                "p50": percentile(latencies, 0.5) * 1e6, "p99": percentile(latencies, 0.99) * 1e6,
+                "commitP50": percentile(commitTimes, 0.5) * 1e6,
+            ],
+            checks: ["finalCount": "\(current)", "expectedFinal": "\(current == expectedFinal)"])
     }
 
     /// The GRDB side of W8: `ValueObservation.tracking { try ItemRecord.filter(age == 42).fetchCount($0) }`
@@ -167,7 +199,8 @@ extension Bench {
         func both(_ body: (Bool) async throws -> Sample) async throws -> Sample {
             let a = try await body(false)
             let b = try await body(true)
-            return Sample(metrics: a.metrics.merging(b.metrics) { x, _ in x }, checks: a.checks.merging(b.checks) { x, _ in x })
+            return Sample(
+                metrics: a.metrics.merging(b.metrics) { x, _ in x }, checks: a.checks.merging(b.checks) { x, _ in x })
         }
         func grdb(raw: Bool, yielding: Bool) async throws -> Sample {
             let path = try fixtures.copy(poolFixture, "sqlite")
@@ -182,7 +215,9 @@ extension Bench {
                 yielding: yielding,
                 read: { _, key in
                     try await pool.read { db in
-                        if raw { return try Raw.digest(byKey: db.cachedStatement(sql: Raw.selectByKeySQL), db, key) != nil }
+                        if raw {
+                            return try Raw.digest(byKey: db.cachedStatement(sql: Raw.selectByKeySQL), db, key) != nil
+                        }
                         return try ItemRecord.fetchOne(db, key: key) != nil
                     }
                 },
@@ -203,7 +238,9 @@ extension Bench {
             let path = try fixtures.copy(realmFixture, "realm")
             defer { workspace.remove(path) }
             let configuration = Workspace.realmConfiguration(path)
-            let readers = [try await Realm(configuration: configuration), try await Realm(configuration: configuration)]
+            let readers = [
+                try await Realm(configuration: configuration), try await Realm(configuration: configuration),
+            ]
             let writer = try await Realm(configuration: configuration)
             let result = try await mixed(
                 yielding: yielding,
@@ -223,12 +260,17 @@ extension Bench {
             return sample(result, finalCount: count, yielding: yielding)
         }
         try await run(
-            "W9", "2 reader tasks (primary-key lookups) + 1 writer task (1-object durable commits), \(Report.format(duration)) s each mode",
+            "W9",
+            "2 reader tasks (primary-key lookups) + 1 writer task (1-object durable commits), \(Report.format(duration)) s each mode",
             metrics: [
                 Metric(key: "reads", label: "reads/s (both readers)", unit: "/s", higherIsBetter: true),
                 Metric(key: "writes", label: "writes/s (durable commits)", unit: "/s", higherIsBetter: true),
-                Metric(key: "readsYield", label: "readers yield after each read: reads/s", unit: "/s", higherIsBetter: true),
-                Metric(key: "writesYield", label: "readers yield after each read: writes/s", unit: "/s", higherIsBetter: true),
+                Metric(
+                    key: "readsYield", label: "readers yield after each read: reads/s", unit: "/s", higherIsBetter: true
+                ),
+                Metric(
+                    key: "writesYield", label: "readers yield after each read: writes/s", unit: "/s",
+                    higherIsBetter: true),
             ],
             engines: [
                 .actorStore: { try await both { try await actorStore(yielding: $0) } },
