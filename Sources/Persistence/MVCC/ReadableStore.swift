@@ -32,7 +32,7 @@ extension ReadableStore {
     package func withRow<R>(
         _ table: TableID, _ key: ObjectKey, _ body: (RowView) throws(StorageError) -> R
     ) throws(StorageError) -> R? {
-        guard let location = state.tables[table]?.rows.value(forKey: key) else { return nil }
+        guard let location = state.rowLocation(table, key) else { return nil }
         return try withRowBytes(at: location, body)
     }
 
@@ -55,8 +55,7 @@ extension ReadableStore {
 
     /// The object whose primary key is `value`, through the primary-key index. O(log n).
     package func object(_ table: TableID, primaryKey value: Value) -> ObjectKey? {
-        guard let key = IndexKey(value) else { return nil }
-        return state.tables[table]?.primaryIndex.value(forKey: key)
+        state.object(table, primaryKey: value)
     }
 
     /// The objects whose indexed `column` equals `value`, in key order, through the index; nil if the
@@ -113,6 +112,16 @@ package struct Snapshot: ReadableStore, Sendable {
     package let state: DatabaseState
     let region: MappedRegion
     var pin: VersionPin?
+
+    /// ``ReadableStore/withRow(_:_:_:)``, for a snapshot: the protocol extension's version reads `state`
+    /// through the protocol (a copy of the whole ``DatabaseState``, retaining and releasing its roots on
+    /// every call) and, called from another module, runs unspecialised.
+    package func withRow<R>(
+        _ table: TableID, _ key: ObjectKey, _ body: (RowView) throws(StorageError) -> R
+    ) throws(StorageError) -> R? {
+        guard let location = state.rowLocation(table, key) else { return nil }
+        return try withRowBytes(at: location, body)
+    }
 
     package func withRowBytes<R>(
         at location: RowLocation, _ body: (RowView) throws(StorageError) -> R

@@ -19,7 +19,7 @@ package struct RowCursor {
 extension DatabaseState {
     /// Where row `key` of `table` is, or nil if there is no such row. O(log n).
     package func rowLocation(_ table: TableID, _ key: ObjectKey) -> RowLocation? {
-        tables[table]?.rows.value(forKey: key)
+        tables.rowLocation(table, key)
     }
 
     /// The number of rows of `table` (0 if there is no such table). O(1).
@@ -45,6 +45,6 @@ extension DatabaseState {
     /// The object whose primary key is `value`, or nil. O(log n).
     package func object(_ table: TableID, primaryKey value: Value) -> ObjectKey? {
         guard let key = IndexKey(value) else { return nil }
-        return tables[table]?.primaryIndex.value(forKey: key)
+        return tables.object(table, primaryKey: key)
     }
 }
