@@ -49,6 +49,19 @@ private func fullDifference(_ tree: Tree, _ model: [Int64: Int], stride: Int = 1
     return nil
 }
 
+extension Array {
+    /// The first index whose element satisfies `belongs`, which must hold for a suffix of the array.
+    fileprivate func partitioningIndex(where belongs: (Element) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if belongs(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+}
+
 @Suite("PersistentBTree")
 struct BTreeTests {
     /// Random inserts, overwrites, removes, commits and rollbacks, checked against a `Dictionary` after
@@ -166,6 +179,62 @@ struct BTreeTests {
                     #expect(tree.element(at: tree.offset(of: key) ?? -1).key == key)
                 }
             }
+        }
+    }
+
+    /// `IndexKey` trees search `.int` keys by case and integer in place (not through `<`): lookups, rank,
+    /// floor and range scans must agree with a sorted array under `<`, with `.null` before and other cases
+    /// after the integers, and for keys of every case, present or not.
+    @Test func indexKeyIntegerSearchMatchesComparable() {
+        let seed = testSeed("indexKeyIntegerSearchMatchesComparable")
+        var random = SplitMix64(seed: seed)
+        var tree = PersistentBTree<IndexKey, Int>()
+        var model: [IndexKey: Int] = [:]
+        let token = MutationToken.next()
+        func randomKey() -> IndexKey {
+            switch random.next() % 10 {
+            case 0: .null
+            case 1: .double(Double(Int64(bitPattern: random.next() % 2000) - 1000) / 4)
+            case 2: .string("s\(random.next() % 500)")
+            case 3: .uuid(random.next() % 50, random.next())
+            case 4: .objectId(random.next() % 50, UInt32(truncatingIfNeeded: random.next()))
+            default:
+                // Around zero and at the extremes, so that negative keys and overflow-free comparisons count.
+                switch random.next() % 20 {
+                case 0: .int(.min + Int64(random.next() % 3))
+                case 1: .int(.max - Int64(random.next() % 3))
+                default: .int(Int64(random.next() % 6_000) - 3_000)
+                }
+            }
+        }
+        for step in 0..<12_000 {
+            let key = randomKey()
+            if random.next() % 4 == 0 {
+                #expect(tree.removeValue(forKey: key, token: token) == model.removeValue(forKey: key))
+            } else {
+                #expect(tree.updateValue(step, forKey: key, token: token) == model.updateValue(step, forKey: key))
+            }
+        }
+        tree.checkInvariants()
+        let sorted = model.keys.sorted()
+        #expect(tree.map(\.key) == sorted, "seed \(seed)")
+        for _ in 0..<4_000 {
+            let probe = randomKey()
+            #expect(tree.value(forKey: probe) == model[probe], "seed \(seed), \(probe)")
+            #expect(tree.contains(probe) == (model[probe] != nil), "seed \(seed), \(probe)")
+            let below = sorted.partitioningIndex { !($0 < probe) }
+            #expect(tree.offset(of: probe) == (model[probe] != nil ? below : nil), "seed \(seed), \(probe)")
+            let atOrBelow = sorted.partitioningIndex { probe < $0 }
+            #expect(tree.floor(probe)?.key == (atOrBelow > 0 ? sorted[atOrBelow - 1] : nil), "seed \(seed)")
+            var first: IndexKey?
+            tree.forEach(from: probe, inclusive: true) { key, _ in
+                first = key
+                return false
+            }
+            #expect(first == (below < sorted.count ? sorted[below] : nil), "seed \(seed), \(probe)")
+        }
+        for key in [IndexKey.int(.min), .int(.max), .int(0), .null] {
+            #expect(tree.value(forKey: key) == model[key])
         }
     }
 

@@ -229,11 +229,11 @@ extension PersistentBTree {
     /// `countingEqual`). `countingEqual` is a constant at every call site, so the branch on it folds away.
     ///
     /// Bitwise-copyable keys (integers, object keys, composite index keys of integers) compare in a
-    /// couple of instructions, so they use a branch-free two-level count: every 8th key first, which
-    /// picks a block of 8, then the keys of that block. The 8 sample loads do not depend on each other,
-    /// so when the node is not in cache their misses overlap (one memory round trip for the node instead
-    /// of the ~4 dependent ones of binary search), and there are no mispredicted branches. Other keys
-    /// (strings) use a plain binary search, which minimizes the number of comparisons.
+    /// couple of instructions, so they use a branch-free two-level count (``twoLevelRank(count:_:)``).
+    /// So does an integer ``IndexKey`` (the primary-key index of an `Int` primary key): it is not
+    /// bitwise-copyable (other cases hold strings), but against an `.int` key each element is classified
+    /// by its case and compared as an integer, without copying it. Other keys (strings) use a plain
+    /// binary search, which minimizes the number of comparisons.
     ///
     /// - Complexity: O(count / 8 + 8) or O(log count) comparisons; no allocation.
     @inline(__always)
@@ -241,21 +241,14 @@ extension PersistentBTree {
         of key: Key, in keys: UnsafeMutablePointer<Key>, count: Int, countingEqual: Bool
     ) -> Int {
         if _isPOD(Key.self) {
-            var block = 0
-            var sample = 7
-            while sample < count {
-                block &+= isCounted(keys[sample], key, countingEqual) ? 1 : 0
-                sample &+= 8
-            }
-            let start = block &<< 3
-            let end = Swift.min(start &+ 8, count)
-            var result = start
-            var index = start
-            while index < end {
-                result &+= isCounted(keys[index], key, countingEqual) ? 1 : 0
-                index &+= 1
-            }
-            return result
+            return twoLevelRank(count: count) { isCounted(keys[$0], key, countingEqual) }
+        }
+        // `Key.self == IndexKey.self` is a constant in every specialisation, so this folds away for other
+        // keys. Both casts are identities when it holds: `key` is an `IndexKey`, and `keys` points to
+        // memory bound to `Key`, that is to `IndexKey`.
+        if Key.self == IndexKey.self, case .int(let target) = unsafeBitCast(key, to: IndexKey.self) {
+            let indexKeys = UnsafeMutableRawPointer(keys).assumingMemoryBound(to: IndexKey.self)
+            return twoLevelRank(count: count) { IndexKey.isCounted(indexKeys + $0, target, countingEqual) }
         }
         var low = 0
         var high = count
@@ -264,6 +257,32 @@ extension PersistentBTree {
             if isCounted(keys[middle], key, countingEqual) { low = middle &+ 1 } else { high = middle }
         }
         return low
+    }
+
+    /// The number of indices in `0..<count` for which `counted` holds, when it holds exactly for a prefix
+    /// of them (the keys are sorted). Every 8th index first, which picks a block of 8, then the indices of
+    /// that block. The 8 sample loads do not depend on each other, so when the node is not in cache their
+    /// misses overlap (one memory round trip for the node instead of the ~4 dependent ones of binary
+    /// search), and there are no mispredicted branches.
+    ///
+    /// - Complexity: O(count / 8 + 8) calls of `counted`.
+    @inline(__always)
+    private static func twoLevelRank(count: Int, _ counted: (Int) -> Bool) -> Int {
+        var block = 0
+        var sample = 7
+        while sample < count {
+            block &+= counted(sample) ? 1 : 0
+            sample &+= 8
+        }
+        let start = block &<< 3
+        let end = Swift.min(start &+ 8, count)
+        var result = start
+        var index = start
+        while index < end {
+            result &+= counted(index) ? 1 : 0
+            index &+= 1
+        }
+        return result
     }
 
     /// Whether `element` counts towards the rank of `key`: `element < key`, or `element <= key` when

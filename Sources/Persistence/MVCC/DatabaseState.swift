@@ -46,6 +46,21 @@ package enum IndexKey: Hashable, Comparable, Sendable {
         }
     }
 
+    /// Whether `element` counts towards the rank of `.int(target)` in a sorted run of keys: whether
+    /// `element < .int(target)`, or `element <= .int(target)` when `countingEqual` — exactly as the
+    /// synthesized `<` (cases in declaration order, then payloads) decides, but reading only the element's
+    /// case and integer payload in place: no copy, so no retain of a string payload and no call.
+    ///
+    /// The B-tree's search for integer keys (``PersistentBTree/rank(of:in:count:countingEqual:)``).
+    @inline(__always)
+    static func isCounted(_ element: UnsafeMutablePointer<IndexKey>, _ target: Int64, _ countingEqual: Bool) -> Bool {
+        switch element.pointee {
+        case .null: true  // null is before every integer
+        case .int(let value): countingEqual ? value <= target : value < target
+        case .double, .string, .uuid, .objectId: false  // after every integer
+        }
+    }
+
     /// Whether a column of this scalar type can be indexed (and be a primary key).
     package static func canIndex(_ scalar: ScalarType) -> Bool {
         switch scalar {
