@@ -17,7 +17,8 @@ open class ObjectBase: CustomStringConvertible {
     @usableFromInline final let _slotBase: Int
     /// Where the object lives when managed.
     @exclusivity(unchecked) final var _managed: ManagedState?
-    /// The last collection column read, valid while the realm's stamp is unchanged (see `_managedValue`).
+    /// The last collection column read, valid while the realm's stamp is unchanged (see
+    /// `RealmContext.value(of:ordinal:)`).
     @exclusivity(unchecked) final var _collectionCache: (column: Int, stamp: UInt64, value: Value)?
     /// Set on probe instances: records which properties a key path reads (see `KeyPathProbe`).
     final var _probe: KeyPathProbe?
@@ -134,6 +135,15 @@ open class ObjectBase: CustomStringConvertible {
     /// Reads the property `ordinal`: from the slots while unmanaged, from the realm once managed.
     @usableFromInline final func _persistedGet<V: _Persistable>(_ ordinal: Int) -> V {
         if _managed != nil { return V._rlmGet(self, ordinal) }
+        return _unmanagedGet(ordinal)
+    }
+
+    /// ``_persistedGet(_:)`` of an unmanaged object. Out of line: this function is called unspecialised
+    /// (from the model's module), and its casts need the metadata of `Optional<V>`, which a generic
+    /// function fetches from the runtime's cache on entry — a quarter of every managed property read
+    /// when it was inlined into ``_persistedGet(_:)``.
+    @inline(never)
+    final func _unmanagedGet<V: _Persistable>(_ ordinal: Int) -> V {
         if let probe = _probe, let next = probe.record(self, ordinal, V._rlmKind) { return next as? V ?? V._rlmDefault }
         // No slots while a managed object is being constructed (its init() may read its properties).
         guard ordinal < _slots.count else { return V._rlmDefault }
@@ -148,23 +158,11 @@ open class ObjectBase: CustomStringConvertible {
         _slots[ordinal] = value
     }
 
-    /// The stored value of the property `ordinal` in the realm's current version.
-    ///
-    /// Collection columns are kept (one at a time) until the realm's version or data changes: every
-    /// `count` and index of a `List`, `MutableSet` or `Map` reads the whole column, and a loop over indices
-    /// would otherwise decode it once per element.
+    /// The stored value of the property `ordinal` in the realm's current version (see
+    /// ``RealmContext/value(of:ordinal:)``).
     final func _managedValue(_ ordinal: Int) -> Value {
-        guard let managed = _managed else { return .null }
-        let column = managed.table.columns[ordinal]
-        guard column >= 0, managed.table.types[column].collection != .single else {
-            return managed.context.value(of: self, column: column)
-        }
-        if let cache = _collectionCache, cache.column == column, cache.stamp == managed.context.stamp {
-            return cache.value
-        }
-        let value = managed.context.value(of: self, column: column)
-        _collectionCache = (column, managed.context.stamp, value)
-        return value
+        guard let context = _managed?.context else { return .null }
+        return context.value(of: self, ordinal: ordinal)
     }
 
     /// Writes the property `ordinal`; `makeValue` encodes the new value (it may add linked objects).

@@ -315,18 +315,20 @@ public actor Realm {
 
     /// The object of a class with a primary key value, or nil.
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: Any?) -> T? {
-        let info = context.info(for: type)
-        guard let primaryKey = info.primaryKey, let binding = context.binding(for: type) else {
+        // One registry lookup when the class is bound (the common case); `info(for:)` registers it otherwise.
+        let binding = context.binding(for: type)
+        let info = binding?.info ?? context.info(for: type)
+        guard let primaryKey = info.primaryKey, let binding else {
             precondition(
                 info.primaryKey != nil,
                 "object(ofType:forPrimaryKey:) needs a primary key, and \(info.className) has none: declare one "
                     + "with @Persisted(primaryKey: true).")
             return nil
         }
-        guard let converted = primaryKey.accessor.fromAny(key ?? NSNull()) else { return nil }
-        let value = primaryKey.accessor.encode(converted, _Encoder(session: nil))
-        guard let objectKey = context.state.object(binding.tableID, primaryKey: value) else { return nil }
-        return context.object(type, key: objectKey)
+        guard let converted = primaryKey.accessor.fromAny(key ?? NSNull()),
+            let indexKey = IndexKey(primaryKey.accessor.encode(converted, _Encoder(session: nil)))
+        else { return nil }
+        return context.object(binding, primaryKey: indexKey) as? T
     }
 
     /// Advances to the newest version. Returns whether there was a newer one. Inside a write transaction

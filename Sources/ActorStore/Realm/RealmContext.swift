@@ -268,13 +268,35 @@ final class RealmContext {
     /// The object `key` of class `type`, or nil if it does not exist in the current version.
     func object<T: ObjectBase>(_ type: T.Type, key: ObjectKey) -> T? {
         guard let binding = binding(for: type),
-            let location = state.rowLocation(binding.tableID, key)
+            let location = location(binding.tableID, key)
         else { return nil }
         return makeObject(binding, key, location: location) as? T
     }
 
+    /// The object of the class of `binding` whose primary-key index entry is `primaryKey`, or nil if there
+    /// is none in the current version.
+    func object(_ binding: TableBinding, primaryKey: IndexKey) -> ObjectBase? {
+        let table = binding.tableID
+        guard let key = objectKey(table, primaryKey: primaryKey), let location = location(table, key) else {
+            return nil
+        }
+        return makeObject(binding, key, location: location)
+    }
+
+    // `location` and `objectKey` read the version's trees in place. Going through `state` would copy the
+    // whole `DatabaseState` out of the snapshot or transaction (retaining and releasing each of its roots),
+    // a measurable share of every primary-key lookup and of every first property read after a change.
+
+    /// Where row `key` of `table` is in the current version, or nil if there is no such row.
     func location(_ table: TableID, _ key: ObjectKey) -> RowLocation? {
-        state.rowLocation(table, key)
+        if let session { return session.transaction.state.tables.rowLocation(table, key) }
+        return snapshot.state.tables.rowLocation(table, key)
+    }
+
+    /// The object of `table` whose primary-key index entry is `primaryKey` in the current version, or nil.
+    func objectKey(_ table: TableID, primaryKey: IndexKey) -> ObjectKey? {
+        if let session { return session.transaction.state.tables.object(table, primaryKey: primaryKey) }
+        return snapshot.state.tables.object(table, primaryKey: primaryKey)
     }
 
     /// Whether a managed object still exists in the current version.
@@ -285,10 +307,20 @@ final class RealmContext {
         return location(managed.table.tableID, managed.key) != nil
     }
 
-    /// One stored column of a managed object. Reading an object that no longer exists stops the program,
-    /// as in Realm: check ``ObjectBase/isInvalidated`` when it may have been deleted.
-    func value(of object: ObjectBase, column: Int) -> Value {
-        guard column >= 0, var managed = object._managed else { return .null }
+    /// The stored value of property `ordinal` of a managed object of this context. Reading an object that
+    /// no longer exists stops the program, as in Realm: check ``ObjectBase/isInvalidated`` when it may have
+    /// been deleted.
+    ///
+    /// Collection columns are kept (one at a time, in the object) until the realm's version or data
+    /// changes: every `count` and index of a `List`, `MutableSet` or `Map` reads the whole column, and a
+    /// loop over indices would otherwise decode it once per element.
+    ///
+    /// One function for the whole read, taking the object's state once: this is the hot path of every
+    /// property read, and each copy of the state retains and releases its references.
+    func value(of object: ObjectBase, ordinal: Int) -> Value {
+        guard var managed = object._managed else { return .null }
+        let column = managed.table.columns[ordinal]
+        guard column >= 0 else { return .null }
         if managed.stamp != stamp {
             guard let location = location(managed.table.tableID, managed.key) else {
                 preconditionFailure(
@@ -300,19 +332,43 @@ final class RealmContext {
             object._managed = managed
         }
         let type = managed.table.types[column]
-        if let session { return Self.read(session.transaction, managed.location, column, type) }
-        return Self.read(snapshot, managed.location, column, type)
+        // A pattern, not `== .single`: the enum's `==` is a generic (RawRepresentable) one, called
+        // unspecialised from this module.
+        if case .single = type.collection { return read(managed.location, column, type) }
+        if let cache = object._collectionCache, cache.column == column, cache.stamp == stamp { return cache.value }
+        let value = read(managed.location, column, type)
+        object._collectionCache = (column, stamp, value)
+        return value
     }
 
-    /// One column of the row at `location` (specialised per store type: this is the hot path of every
-    /// property read). A row was checksummed when the file was opened or written; a decoding failure here
-    /// means the mapped file was changed behind the engine's back, and since reads cannot throw it reads as
-    /// null.
+    /// One column of the row at `location` in the current version.
     @inline(__always)
-    private static func read<S: ReadableStore>(
-        _ store: S, _ location: RowLocation, _ column: Int, _ type: ColumnType
+    private func read(_ location: RowLocation, _ column: Int, _ type: ColumnType) -> Value {
+        if let session { return Self.read(session.transaction, location, column, type) }
+        // The region, not the snapshot: passing `snapshot` copied all of it (retaining its state's roots).
+        return Self.read(snapshot.region, location, column, type)
+    }
+
+    // The two `read`s below are the hot path of every property read. A row was checksummed when the file
+    // was opened or written; a decoding failure here means the mapped file was changed behind the engine's
+    // back, and since reads cannot throw it reads as null.
+
+    /// One column of the row at `location` in the open transaction.
+    @inline(__always)
+    private static func read(
+        _ transaction: WriteTransaction, _ location: RowLocation, _ column: Int, _ type: ColumnType
     ) -> Value {
-        (try? store.withRowBytes(at: location) { (row) throws(StorageError) in
+        (try? transaction.withRowBytes(at: location) { (row) throws(StorageError) in
+            try row.value(at: column, type: type)
+        }) ?? .null
+    }
+
+    /// One column of the row at `location` in a snapshot's region.
+    @inline(__always)
+    private static func read(
+        _ region: MappedRegion, _ location: RowLocation, _ column: Int, _ type: ColumnType
+    ) -> Value {
+        (try? Snapshot.withRowBytes(in: region, at: location) { (row) throws(StorageError) in
             try row.value(at: column, type: type)
         }) ?? .null
     }

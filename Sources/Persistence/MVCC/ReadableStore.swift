@@ -110,7 +110,8 @@ extension Array {
 /// alive — through remapping and compaction — until the last copy of it is released.
 package struct Snapshot: ReadableStore, Sendable {
     package let state: DatabaseState
-    let region: MappedRegion
+    /// The file region the snapshot's rows are in. The snapshot keeps it alive; so does a reference to it.
+    package let region: MappedRegion
     var pin: VersionPin?
 
     /// ``ReadableStore/withRow(_:_:_:)``, for a snapshot: the protocol extension's version reads `state`
@@ -125,6 +126,15 @@ package struct Snapshot: ReadableStore, Sendable {
 
     package func withRowBytes<R>(
         at location: RowLocation, _ body: (RowView) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        try Self.withRowBytes(in: region, at: location, body)
+    }
+
+    /// ``withRowBytes(at:_:)`` given only the snapshot's ``region``: for a caller that keeps its snapshot
+    /// in a class property, where reading a row through the snapshot copies the whole snapshot (its
+    /// `DatabaseState` and pin: several retains and releases) for each row read.
+    package static func withRowBytes<R>(
+        in region: MappedRegion, at location: RowLocation, _ body: (RowView) throws(StorageError) -> R
     ) throws(StorageError) -> R {
         guard Int(location.offset) + Int(location.length) <= region.length else {
             throw StorageError(.corrupted, "A row location lies outside the mapped file.")
