@@ -85,6 +85,11 @@ public protocol _PersistableScalar: _Persistable, _RealmCollectionValue, _Option
 }
 
 extension _PersistableScalar {
+    /// ``_Persistable/_rlmGet(_:_:)`` of a value type: as the general one, without the decoder (only links
+    /// need one), whose reference to the realm cost a retain and a release on every property read.
+    public static func _rlmGet(_ object: ObjectBase, _ ordinal: Int) -> Self {
+        _rlmFromStored(_StoredValue(object._managedValue(ordinal))) ?? _rlmScalarDefault
+    }
     public static var _rlmKind: _PropertyKind { _rlmScalarKind }
     public static var _rlmDefault: Self { _rlmScalarDefault }
     public static func _rlmDecode(_ stored: _StoredValue, _ decoder: _Decoder) -> Self? { _rlmFromStored(stored) }

@@ -318,27 +318,36 @@ final class RealmContext {
     /// One function for the whole read, taking the object's state once: this is the hot path of every
     /// property read, and each copy of the state retains and releases its references.
     func value(of object: ObjectBase, ordinal: Int) -> Value {
-        guard var managed = object._managed else { return .null }
-        let column = managed.table.columns[ordinal]
+        // The state's fields are read in place rather than by copying the state (which retains and
+        // releases its two references).
+        guard let table = object._managed?.table else { return .null }
+        let column = table.columns[ordinal]
         guard column >= 0 else { return .null }
-        if managed.stamp != stamp {
-            guard let location = location(managed.table.tableID, managed.key) else {
-                preconditionFailure(
-                    "Object has been deleted or invalidated: this \(managed.table.info.className) was deleted (or "
-                        + "its write transaction was cancelled). Check isInvalidated before reading it.")
-            }
-            managed.location = location
-            managed.stamp = stamp
-            object._managed = managed
-        }
-        let type = managed.table.types[column]
+        if object._managed?.stamp != stamp { relocate(object) }
+        guard let location = object._managed?.location else { return .null }
+        let type = table.types[column]
         // A pattern, not `== .single`: the enum's `==` is a generic (RawRepresentable) one, called
         // unspecialised from this module.
-        if case .single = type.collection { return read(managed.location, column, type) }
+        if case .single = type.collection { return read(location, column, type) }
         if let cache = object._collectionCache, cache.column == column, cache.stamp == stamp { return cache.value }
-        let value = read(managed.location, column, type)
+        let value = read(location, column, type)
         object._collectionCache = (column, stamp, value)
         return value
+    }
+
+    /// Brings a managed object's cached row location up to date with the current version; stops the
+    /// program if the object no longer exists, as in Realm.
+    @inline(never)
+    private func relocate(_ object: ObjectBase) {
+        guard var managed = object._managed else { return }
+        guard let location = location(managed.table.tableID, managed.key) else {
+            preconditionFailure(
+                "Object has been deleted or invalidated: this \(managed.table.info.className) was deleted (or "
+                    + "its write transaction was cancelled). Check isInvalidated before reading it.")
+        }
+        managed.location = location
+        managed.stamp = stamp
+        object._managed = managed
     }
 
     /// One column of the row at `location` in the current version.
