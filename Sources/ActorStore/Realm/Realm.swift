@@ -331,6 +331,25 @@ public actor Realm {
         return context.object(binding, primaryKey: indexKey) as? T
     }
 
+    /// The object of a class with a primary key value, or nil: the same as
+    /// ``object(ofType:forPrimaryKey:)-(_,Any?)``, chosen by the compiler when the key's type is known. When
+    /// it is the primary key's type (an `Int` for `@Persisted(primaryKey: true) var id = 0`), the key is
+    /// encoded directly instead of being boxed in `Any` and converted by a dynamic cast; a key of another
+    /// type converts exactly as the `Any?` form converts it (an `Int32` to `Int`, a `String` to a `UUID`).
+    public func object<T: Object, Key: _PersistableScalar>(ofType type: T.Type, forPrimaryKey key: Key) -> T? {
+        let binding = context.binding(for: type)
+        let info = binding?.info ?? context.info(for: type)
+        guard let primaryKey = info.primaryKey, primaryKey.kind.swiftType == Key.self else {
+            // No primary key (a programming error, reported there), or a key of another type.
+            let stored = key._rlmToStored.raw
+            // A nil optional is what the `Any?` form receives as nil, not an `Any` holding `Optional.none`.
+            if case .null = stored { return object(ofType: type, forPrimaryKey: nil) }
+            return object(ofType: type, forPrimaryKey: key as Any)
+        }
+        guard let binding, let indexKey = IndexKey(key._rlmToStored.raw) else { return nil }
+        return context.object(binding, primaryKey: indexKey) as? T
+    }
+
     /// Advances to the newest version. Returns whether there was a newer one. Inside a write transaction
     /// it does nothing (a write always starts from the newest version).
     @discardableResult
