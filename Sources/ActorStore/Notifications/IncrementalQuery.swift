@@ -53,18 +53,14 @@ struct IncrementalQuery {
             entering.sort()
             return Self.merge(rest, entering) { $0 < $1 }
         }
-        let values = Dictionary(
-            uniqueKeysWithValues: entering.map { key in
-                (key, sortPaths.map { executor.columnValues([key], table: table, $0.path)[0] })
-            })
-        func sortValues(_ key: ObjectKey) -> [Value] {
-            values[key] ?? sortPaths.map { executor.columnValues([key], table: table, $0.path)[0] }
+        // Each sort path is one step on the object's own row (checked in `init`): read it directly.
+        func sortValue(_ key: ObjectKey, _ i: Int) -> Value {
+            executor.read(sortPaths[i].path.steps[0], (table, key), row: nil)
         }
         // Ties keep key order: the scan runs in key order and the sort is stable.
         func precedes(_ a: ObjectKey, _ b: ObjectKey) -> Bool {
-            let (va, vb) = (sortValues(a), sortValues(b))
             for (i, path) in sortPaths.enumerated() {
-                let c = QueryValues.sortOrder(va[i], vb[i])
+                let c = QueryValues.sortOrder(sortValue(a, i), sortValue(b, i))
                 if c != 0 { return path.ascending ? c < 0 : c > 0 }
             }
             return a < b
