@@ -17,6 +17,10 @@ import Foundation
 /// An unmanaged list is a plain array. A managed list reads and writes its owner's row in the realm's
 /// current version; changing it needs a write transaction. A list may hold the same object several times.
 /// Not `Sendable`; freeze its owner (``Frozen``) or call ``freeze()`` to take its contents elsewhere.
+///
+/// A list of objects has its elements' properties as members (`person.dogs.age` is every dog's `age`), so
+/// typed key paths reach through it: `person.changes(keyPaths: [\.dogs.age])`.
+@dynamicMemberLookup
 public final class List<Element: _RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     private var storage: [Element] = []
     /// Managed: the object whose property this is, and the property's ordinal.
@@ -157,6 +161,13 @@ public final class List<Element: _RealmCollectionValue>: RandomAccessCollection,
 }
 
 extension List where Element: ObjectBase {
+    /// A property of every object in the list, in list order: `person.dogs.age` is `[Int]`. A list's own
+    /// members (`count`, `first`, …) win over its elements' properties of the same name.
+    ///
+    /// This is what makes key paths through a list well-typed: `\Person.dogs.age` names the `age` of a
+    /// person's dogs, for `changes(keyPaths:)` and `observe(keyPaths:)`.
+    public subscript<V>(dynamicMember keyPath: KeyPath<Element, V>) -> [V] { map { $0[keyPath: keyPath] } }
+
     /// The position of an object in the list (the first occurrence), or nil.
     public func index(of object: Element) -> Int? { firstIndex { $0.isSameObject(as: object) } }
 

@@ -11,6 +11,10 @@ import ActorStorePersistence
 ///
 /// Managed sets read and write their owner's row in the realm's current version; changing one needs a
 /// write transaction. Objects are distinct by identity (the same stored object).
+///
+/// A set of objects has its elements' properties as members (`person.friends.name` is every friend's
+/// `name`), so typed key paths reach through it: `person.changes(keyPaths: [\.friends.name])`.
+@dynamicMemberLookup
 public final class MutableSet<Element: _RealmCollectionValue & Hashable>: Sequence, CustomStringConvertible {
     private var storage: [Element] = []
     let owner: ObjectBase?
@@ -123,6 +127,13 @@ public final class MutableSet<Element: _RealmCollectionValue & Hashable>: Sequen
     }
 
     public var description: String { "MutableSet<\(Element.self)>(\(count) elements)" }
+}
+
+extension MutableSet where Element: ObjectBase {
+    /// A property of every object in the set, in the set's iteration order: `person.friends.name` is
+    /// `[String]`. A set's own members (`count`, `isEmpty`, …) win over its elements' properties of the
+    /// same name. This is what makes key paths through a set well-typed (`\Person.friends.name`).
+    public subscript<V>(dynamicMember keyPath: KeyPath<Element, V>) -> [V] { map { $0[keyPath: keyPath] } }
 }
 
 extension MutableSet where Element: _PersistableScalar {

@@ -144,7 +144,10 @@ open class ObjectBase: CustomStringConvertible {
     /// when it was inlined into ``_persistedGet(_:)``.
     @inline(never)
     final func _unmanagedGet<V: _Persistable>(_ ordinal: Int) -> V {
-        if let probe = _probe, let next = probe.record(self, ordinal, V._rlmKind) { return next as? V ?? V._rlmDefault }
+        if let probe = _probe, let next = probe.record(self, ordinal, V._rlmKind) {
+            // A to-one link hands back the next probe; a list or set of objects, a collection holding it.
+            return next as? V ?? V._rlmFromAny([next]) ?? V._rlmDefault
+        }
         // No slots while a managed object is being constructed (its init() may read its properties).
         guard ordinal < _slots.count else { return V._rlmDefault }
         return _slots[ordinal] as? V ?? V._rlmDefault

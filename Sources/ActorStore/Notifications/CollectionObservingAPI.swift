@@ -30,13 +30,14 @@ enum KeyPathNames {
         return paths
     }
 
-    /// Property names of typed key paths (`\Dog.name`, `\Dog.owner?.name`).
+    /// Property names of typed key paths (`\Dog.name`, `\Dog.owner?.name`, `\Person.dogs.age`).
     static func names<T: ObjectBase>(_ keyPaths: [PartialKeyPath<T>], _ info: ObjectSchemaInfo) -> [[String]] {
         keyPaths.map { keyPath in
-            guard let path = info.propertyPath(of: keyPath) else {
+            guard let path = info.observedPath(of: keyPath) else {
                 preconditionFailure(
-                    "\(keyPath) does not read a @Persisted property of \(info.className) (or one through to-one "
-                        + "links): observe stored properties, or use string key paths such as \"dogs.age\".")
+                    "\(keyPath) does not read a @Persisted property of \(info.className) (or one through links, "
+                        + "lists and sets): observe stored properties, or use string key paths such as "
+                        + "\"dogs.age\".")
             }
             return path.map(\.name)
         }

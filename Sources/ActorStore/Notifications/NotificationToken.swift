@@ -60,7 +60,18 @@ extension Results {
     public func observe(
         keyPaths: [String]? = nil, _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
-        observeCollection(keyPaths: keyPaths) { change in block(change) }
+        observeCollection(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
+            change in block(change)
+        }
+    }
+
+    /// Calls `block` with the results' changes, where only the given key paths (`\.name`, `\.dogs.age`)
+    /// count as modifications, in order, on a background task, until the token is invalidated or released.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>],
+        _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
+    ) -> NotificationToken {
+        observeCollection(.success(changes(keyPaths: keyPaths))) { change in block(change) }
     }
 
     /// Calls `block` isolated to `actor` with the results' changes, in order, until the token is invalidated
@@ -69,18 +80,30 @@ extension Results {
         keyPaths: [String]? = nil, on actor: A,
         _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
-        observeCollection(keyPaths: keyPaths) { change in await ClosureObservation.call(actor, change, block) }
+        observeCollection(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
+            change in await ClosureObservation.call(actor, change, block)
+        }
+    }
+
+    /// Calls `block` isolated to `actor` with the results' changes, where only the given key paths count as
+    /// modifications, in order, until the token is invalidated or released.
+    public func observe<A: Actor>(
+        keyPaths: [PartialKeyPath<Element>], on actor: A,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
+    ) -> NotificationToken {
+        observeCollection(.success(changes(keyPaths: keyPaths))) { change in
+            await ClosureObservation.call(actor, change, block)
+        }
     }
 
     private func observeCollection(
-        keyPaths: [String]?,
+        _ changes: Result<CollectionChanges<Element>, RealmError>,
         _ deliver: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) async -> Void
     ) -> NotificationToken {
         let sequence: CollectionChanges<Element>
-        do throws(RealmError) {
-            sequence = try keyPaths.map { (paths) throws(RealmError) in try changes(keyPaths: paths) } ?? changes
-        } catch {
-            let failure = error
+        switch changes {
+        case .success(let changes): sequence = changes
+        case .failure(let failure):
             return ClosureObservation.start(
                 subscription: nil, next: { () -> RealmCollectionChange<FrozenResults<Element>>? in .error(failure) },
                 deliver: deliver)
@@ -99,7 +122,17 @@ extension _ObjectFreezing where Self: Object {
     public func observe(
         keyPaths: [String]? = nil, _ block: @escaping @Sendable (ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        observeObject(keyPaths: keyPaths) { change in block(change) }
+        observeObject(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
+            change in block(change)
+        }
+    }
+
+    /// Calls `block` with this object's changes, where only the given key paths (`\.name`, `\.dogs.age`)
+    /// count, in order, on a background task, until the token is invalidated or released.
+    public func observe(
+        keyPaths: [PartialKeyPath<Self>], _ block: @escaping @Sendable (ObjectChange<Frozen<Self>>) -> Void
+    ) -> NotificationToken {
+        observeObject(.success(changes(keyPaths: keyPaths))) { change in block(change) }
     }
 
     /// Calls `block` isolated to `actor` with this object's changes, in order, until the token is
@@ -108,17 +141,30 @@ extension _ObjectFreezing where Self: Object {
         keyPaths: [String]? = nil, on actor: A,
         _ block: @escaping @Sendable (isolated A, ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        observeObject(keyPaths: keyPaths) { change in await ClosureObservation.call(actor, change, block) }
+        observeObject(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
+            change in await ClosureObservation.call(actor, change, block)
+        }
+    }
+
+    /// Calls `block` isolated to `actor` with this object's changes, where only the given key paths count,
+    /// in order, until the token is invalidated or released.
+    public func observe<A: Actor>(
+        keyPaths: [PartialKeyPath<Self>], on actor: A,
+        _ block: @escaping @Sendable (isolated A, ObjectChange<Frozen<Self>>) -> Void
+    ) -> NotificationToken {
+        observeObject(.success(changes(keyPaths: keyPaths))) { change in
+            await ClosureObservation.call(actor, change, block)
+        }
     }
 
     private func observeObject(
-        keyPaths: [String]?, _ deliver: @escaping @Sendable (ObjectChange<Frozen<Self>>) async -> Void
+        _ changes: Result<ObjectChanges<Self>, RealmError>,
+        _ deliver: @escaping @Sendable (ObjectChange<Frozen<Self>>) async -> Void
     ) -> NotificationToken {
         let sequence: ObjectChanges<Self>
-        do throws(RealmError) {
-            sequence = try keyPaths.map { (paths) throws(RealmError) in try changes(keyPaths: paths) } ?? changes
-        } catch {
-            let failure = error
+        switch changes {
+        case .success(let changes): sequence = changes
+        case .failure(let failure):
             return ClosureObservation.start(
                 subscription: nil, next: { () -> ObjectChange<Frozen<Self>>? in .error(failure) }, deliver: deliver)
         }

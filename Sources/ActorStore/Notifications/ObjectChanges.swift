@@ -12,46 +12,60 @@ extension ObjectBase {
 /// object it links to, up to four links away), the changed properties with their old and new values.
 final class ObjectObservation {
     enum Delivery {
-        case change(FrozenContext, [PropertyChange])
+        /// The object changed: the version, its watched properties that changed, and the commits' change
+        /// set (to tell which linked objects changed).
+        case change(FrozenContext, [PropertyChange], ChangeSet)
         case deleted
     }
+
+    /// What to watch, given the object's table, its class name and the schema: see ``WatchTree``.
+    typealias Plan = (TableID, String, DatabaseState) throws(RealmError) -> WatchTree
 
     let file: ObservedFile
     let info: ObjectSchemaInfo
     let key: ObjectKey
-    let keyPaths: [[String]]?
+    private let makeWatch: Plan
     let subscription: ChangeSubscription
     private var context: FrozenContext
     private var table: TableID?
-    private var watch: WatchTree?
+    /// What counts as a change of the object (rebuilt when the schema changes).
+    private(set) var watch: WatchTree?
     private var ready: [Delivery] = []
     private var finished = false
+
+    /// Watches `keyPaths` (nil: everything reachable, up to ``WatchTree/maximumDepth`` links away).
+    convenience init(
+        file: ObservedFile, info: ObjectSchemaInfo, key: ObjectKey, keyPaths: [[String]]?, origin: FrozenContext
+    ) throws(RealmError) {
+        try self.init(file: file, info: info, key: key, origin: origin) {
+            (table, className, state) throws(RealmError) in
+            try keyPaths.map { (paths) throws(RealmError) in
+                try WatchTree.keyPaths(paths, from: table, className: className, in: state)
+            } ?? WatchTree.all(table, in: state)
+        }
+    }
 
     /// Starts from `origin` (the version the object was read at): a change between it and now is the
     /// first delivery.
     init(
-        file: ObservedFile, info: ObjectSchemaInfo, key: ObjectKey, keyPaths: [[String]]?, origin: FrozenContext
+        file: ObservedFile, info: ObjectSchemaInfo, key: ObjectKey, origin: FrozenContext, watch: @escaping Plan
     )
         throws(RealmError)
     {
         self.file = file
         self.info = info
         self.key = key
-        self.keyPaths = keyPaths
+        self.makeWatch = watch
         self.context = origin
         let state = origin.snapshot.state
         if let table = state.tableIDs[info.className] {
-            let watch =
-                try keyPaths.map { (paths) throws(RealmError) in
-                    try WatchTree.keyPaths(paths, from: table, className: info.className, in: state)
-                } ?? WatchTree.all(table, in: state)
-            (self.table, self.watch) = (table, watch)
+            (self.table, self.watch) = (table, try watch(table, info.className, state))
         }
         let now: Snapshot
         let caughtUp: Bool
         do throws(StorageError) {
             (subscription, now, caughtUp) = try file.engine.subscribe(
-                tables: watch?.tables ?? [], after: origin.snapshot.version)
+                tables: self.watch?.tables ?? [], after: origin.snapshot.version)
         } catch {
             throw RealmError(error)
         }
@@ -79,10 +93,7 @@ final class ObjectObservation {
             finished = true
             return
         }
-        let watch =
-            try keyPaths.map { (paths) throws(RealmError) in
-                try WatchTree.keyPaths(paths, from: table, className: info.className, in: state)
-            } ?? WatchTree.all(table, in: state)
+        let watch = try makeWatch(table, info.className, state)
         (self.table, self.watch) = (table, watch)
         file.engine.hub.watch(subscription, tables: watch.tables)
     }
@@ -144,7 +155,7 @@ final class ObjectObservation {
                         newValue: Self.sendable(property, newValues[column], new)))
             }
         }
-        if !properties.isEmpty { ready.append(.change(new, properties)) }
+        if !properties.isEmpty { ready.append(.change(new, properties, changes)) }
     }
 
     /// A stored value as the property's Swift value (links as frozen objects at `context`'s version).
@@ -265,7 +276,7 @@ final class ObjectIteratorCore<T: Object> {
         guard let observation else { return nil }
         do throws(RealmError) {
             switch try await observation.next() {
-            case .change(let context, let properties)?:
+            case .change(let context, let properties, _)?:
                 guard let frozen = context.frozen(T.self, source.key) else { return .deleted }
                 return .change(frozen, properties)
             case .deleted?:
@@ -295,7 +306,8 @@ extension _ObjectFreezing where Self: Object {
             paths: try KeyPathNames.parse(keyPaths, managed.table.info, in: managed.context.state))
     }
 
-    /// The changes of this object, where only the given key paths (`\.name`, `\.owner?.name`) count.
+    /// The changes of this object, where only the given key paths (`\.name`, `\.owner?.name`, `\.dogs.age`)
+    /// count.
     public func changes(keyPaths: [PartialKeyPath<Self>]) -> ObjectChanges<Self> {
         objectChanges(paths: KeyPathNames.names(keyPaths, ClassRegistry.info(for: Self.self)))
     }
@@ -322,5 +334,11 @@ extension Frozen where T: Object {
         ObjectChanges(
             origin: context, key: key,
             keyPaths: try KeyPathNames.parse(keyPaths, binding.info, in: context.snapshot.state))
+    }
+
+    /// The changes of this object after this version, where only the given key paths (`\.name`,
+    /// `\.dogs.age`) count.
+    public func changes(keyPaths: [PartialKeyPath<T>]) -> ObjectChanges<T> {
+        ObjectChanges(origin: context, key: key, keyPaths: KeyPathNames.names(keyPaths, binding.info))
     }
 }

@@ -2,14 +2,16 @@ import ActorStorePersistence
 import Foundation
 
 /// The changes of a collection stored in one property of an object — a `List` or `MutableSet` of values,
-/// or a `Map` — as an `AsyncSequence` usable from any task. The collection arrives frozen (an array, or a
-/// dictionary for a map).
+/// or a `Map` of values or objects — as an `AsyncSequence` usable from any task. The collection arrives
+/// frozen (an array, or a dictionary for a map; a map's objects as ``Frozen`` values).
 ///
 /// The first delivery is the collection as it was read when the sequence was made; then an update after
 /// each commit that changed it. For lists and sets, indices are positions in the collection (a value that
 /// changed is deleted and inserted). For a map, indices are positions in its keys in ascending order: a new
-/// key is an insertion, a removed key a deletion, a key whose value changed a modification. When the owner
-/// is deleted, a last update removes every element and the sequence ends.
+/// key is an insertion, a removed key a deletion, a key whose value changed a modification — for a map of
+/// objects, also a key whose object changed (its properties, or those of objects it links to, up to four
+/// links away; `changes(keyPaths:)` narrows this to the given properties of the map's objects). When the
+/// owner is deleted, a last update removes every element and the sequence ends.
 public struct ValueCollectionChanges<Collection: Sendable>: AsyncSequence, Sendable {
     public typealias Element = RealmCollectionChange<Collection>
     public typealias Failure = Never
@@ -18,8 +20,12 @@ public struct ValueCollectionChanges<Collection: Sendable>: AsyncSequence, Senda
     let key: ObjectKey
     let info: ObjectSchemaInfo
     let property: String
-    let decode: @Sendable (Value) -> Collection
+    /// The collection at a version (a map's objects are frozen at the context's version).
+    let decode: @Sendable (Value, FrozenContext) -> Collection
     let isMap: Bool
+    /// For a map of objects: the key paths of its objects that count as modifications (nil: all).
+    let elementPaths: [[String]]?
+    let holdsObjects: Bool
 
     public func makeAsyncIterator() -> Iterator { Iterator(core: ValueCollectionIteratorCore(self)) }
 
@@ -55,6 +61,27 @@ final class ValueCollectionIteratorCore<Collection: Sendable> {
         return value
     }
 
+    /// What the observation watches: the property and, for a map of objects, its objects (all they reach,
+    /// or the element key paths).
+    private static func watch(_ source: ValueCollectionChanges<Collection>) -> ObjectObservation.Plan {
+        { (table, className, state) throws(RealmError) in
+            guard source.holdsObjects else {
+                return try WatchTree.keyPaths([[source.property]], from: table, className: className, in: state)
+            }
+            if let paths = source.elementPaths {
+                return try WatchTree.keyPaths(
+                    [[source.property]] + paths.map { [source.property] + $0 }, from: table, className: className,
+                    in: state)
+            }
+            guard let schema = state.tables[table]?.schema, let column = schema.columnIndex(named: source.property),
+                let target = schema.columns[column].linkTarget.flatMap({ state.tableIDs[$0] })
+            else { return try WatchTree.keyPaths([[source.property]], from: table, className: className, in: state) }
+            var columns = ColumnSet()
+            columns.insert(column)
+            return WatchTree(table: table, columns: columns, children: [(column, WatchTree.all(target, in: state))])
+        }
+    }
+
     func next() async -> RealmCollectionChange<Collection>? {
         guard !done else { return nil }
         guard let previous else {
@@ -62,26 +89,25 @@ final class ValueCollectionIteratorCore<Collection: Sendable> {
                 let file = try ObservedFile(
                     engine: source.origin.engine, fileKey: source.origin.fileKey, root: source.info)
                 observation = try ObjectObservation(
-                    file: file, info: source.info, key: source.key, keyPaths: [[source.property]],
-                    origin: source.origin)
+                    file: file, info: source.info, key: source.key, origin: source.origin, watch: Self.watch(source))
             } catch {
                 done = true
                 return .error(error)
             }
             let initial = value(in: source.origin.snapshot)
             self.previous = initial
-            return .initial(source.decode(initial))
+            return .initial(source.decode(initial, source.origin))
         }
         guard let observation else { return nil }
         do throws(RealmError) {
             switch try await observation.next() {
-            case .change(let context, _)?:
+            case .change(let context, _, let changes)?:
                 let current = value(in: context.snapshot)
                 self.previous = current
-                return update(from: previous, to: current)
+                return update(from: previous, to: current, context, changes)
             case .deleted?:
                 done = true
-                return update(from: previous, to: .null)
+                return update(from: previous, to: .null, source.origin, ChangeSet())
             case nil:
                 done = true
                 return nil
@@ -92,19 +118,36 @@ final class ValueCollectionIteratorCore<Collection: Sendable> {
         }
     }
 
-    private func update(from old: Value, to new: Value) -> RealmCollectionChange<Collection> {
+    private func update(
+        from old: Value, to new: Value, _ context: FrozenContext, _ changes: ChangeSet
+    )
+        -> RealmCollectionChange<Collection>
+    {
         let diff: CollectionDiff
         if source.isMap {
             let (before, after) = (Self.entries(old), Self.entries(new))
             let values = Dictionary(before.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
-            let modified = Set(
-                after.filter { entry in values[entry.key].map { $0 != entry.value } ?? false }.map(\.key))
+            // The map's objects, watched below the map's column (nil for a map of values).
+            let objects = column(in: context.snapshot).flatMap { _, column in
+                observation?.watch?.children.first { $0.column == column }?.node
+            }
+            var modified = Set<String>()
+            for entry in after {
+                guard let old = values[entry.key] else { continue }
+                if old != entry.value {
+                    modified.insert(entry.key)
+                } else if let objects, case .link(let target) = entry.value,
+                    objects.modifies(target, changes, in: context.snapshot)
+                {
+                    modified.insert(entry.key)
+                }
+            }
             diff = CollectionDiff.between(before.map(\.key), after.map(\.key), modified: modified)
         } else {
             diff = CollectionDiff.between(Self.items(old), Self.items(new), modified: [])
         }
         return .update(
-            source.decode(new), deletions: diff.deletions, insertions: diff.insertions,
+            source.decode(new, context), deletions: diff.deletions, insertions: diff.insertions,
             modifications: diff.modifications)
     }
 
@@ -123,21 +166,24 @@ final class ValueCollectionIteratorCore<Collection: Sendable> {
 
 extension ValueCollectionChanges {
     /// The changes of property `ordinal` of the managed `owner`.
-    init(owner: ObjectBase?, ordinal: Int, isMap: Bool, what: String, decode: @escaping @Sendable (Value) -> Collection)
-    {
+    init(
+        owner: ObjectBase?, ordinal: Int, isMap: Bool, what: String, holdsObjects: Bool = false,
+        elementPaths: [[String]]? = nil, decode: @escaping @Sendable (Value, FrozenContext) -> Collection
+    ) {
         guard let owner, let managed = owner._managed else {
             preconditionFailure("Only a managed \(what) can be observed: add its owner to a realm first.")
         }
         self.init(
             origin: FrozenContext(managed.context), key: managed.key, info: managed.table.info,
-            property: managed.table.info.properties[ordinal].name, decode: decode, isMap: isMap)
+            property: managed.table.info.properties[ordinal].name, decode: decode, isMap: isMap,
+            elementPaths: elementPaths, holdsObjects: holdsObjects)
     }
 }
 
 extension List where Element: _PersistableScalar & Sendable {
     /// The changes of this list of values, from any task: see ``ValueCollectionChanges``.
     public var changes: ValueCollectionChanges<[Element]> {
-        ValueCollectionChanges(owner: owner, ordinal: ordinal, isMap: false, what: "List") { value in
+        ValueCollectionChanges(owner: owner, ordinal: ordinal, isMap: false, what: "List") { value, _ in
             guard case .list(let items) = value else { return [] }
             return items.compactMap { Element._rlmFromStored(_StoredValue($0)) }
         }
@@ -147,7 +193,7 @@ extension List where Element: _PersistableScalar & Sendable {
 extension MutableSet where Element: _PersistableScalar & Sendable {
     /// The changes of this set of values, from any task: see ``ValueCollectionChanges``.
     public var changes: ValueCollectionChanges<[Element]> {
-        ValueCollectionChanges(owner: owner, ordinal: ordinal, isMap: false, what: "MutableSet") { value in
+        ValueCollectionChanges(owner: owner, ordinal: ordinal, isMap: false, what: "MutableSet") { value, _ in
             guard case .set(let items) = value else { return [] }
             return items.compactMap { Element._rlmFromStored(_StoredValue($0)) }
         }
@@ -158,10 +204,65 @@ extension Map where Value: _PersistableScalar & Sendable {
     /// The changes of this map, from any task: see ``ValueCollectionChanges``. Indices are positions in
     /// the map's keys in ascending order.
     public var changes: ValueCollectionChanges<[String: Value]> {
-        ValueCollectionChanges(owner: owner, ordinal: ordinal, isMap: true, what: "Map") { stored in
+        ValueCollectionChanges(owner: owner, ordinal: ordinal, isMap: true, what: "Map") { stored, _ in
             guard case .map(let entries) = stored else { return [:] }
             var result: [String: Value] = [:]
             for entry in entries { result[entry.key] = Value._rlmFromStored(_StoredValue(entry.value)) }
+            return result
+        }
+    }
+}
+
+/// `Optional<T>` for an object type `T`: the value type of a map of objects (`Map<String, Dog?>`).
+public protocol _OptionalObject {
+    associatedtype _Object: Object
+}
+
+extension Optional: _OptionalObject where Wrapped: Object {
+    public typealias _Object = Wrapped
+}
+
+extension Map where Value: _OptionalObject {
+    /// The changes of this map of objects, from any task: see ``ValueCollectionChanges``. Indices are
+    /// positions in the map's keys in ascending order; a key is modified when its entry now holds another
+    /// object, or its object changed (any property, and the objects it links to up to four links away). An
+    /// entry whose object was deleted holds nil.
+    public var changes: ValueCollectionChanges<[String: Frozen<Value._Object>?]> { objectChanges(paths: nil) }
+
+    /// The changes of this map of objects, where only the given key paths of its objects (`"age"`,
+    /// `"owner.name"`) count as modifications; keys added, removed or set to another object always count.
+    /// - Throws: `RealmError.invalidKeyPath` when a key path names no stored property of the objects.
+    public func changes(
+        keyPaths: [String]
+    ) throws(RealmError) -> ValueCollectionChanges<[String: Frozen<Value._Object>?]> {
+        guard let managed = owner?._managed else { return objectChanges(paths: nil) }
+        let info = ClassRegistry.info(for: Value._Object.self)
+        return objectChanges(paths: try KeyPathNames.parse(keyPaths, info, in: managed.context.state))
+    }
+
+    /// The changes of this map of objects, where only the given key paths of its objects (`\.age`,
+    /// `\.owner?.name`) count as modifications.
+    public func changes(
+        keyPaths: [PartialKeyPath<Value._Object>]
+    ) -> ValueCollectionChanges<
+        [String: Frozen<Value._Object>?]
+    > {
+        objectChanges(paths: KeyPathNames.names(keyPaths, ClassRegistry.info(for: Value._Object.self)))
+    }
+
+    private func objectChanges(paths: [[String]]?) -> ValueCollectionChanges<[String: Frozen<Value._Object>?]> {
+        ValueCollectionChanges(
+            owner: owner, ordinal: ordinal, isMap: true, what: "Map", holdsObjects: true, elementPaths: paths
+        ) { stored, context in
+            guard case .map(let entries) = stored else { return [:] }
+            var result: [String: Frozen<Value._Object>?] = [:]
+            for entry in entries {
+                guard case .link(let key) = entry.value else {
+                    result.updateValue(nil, forKey: entry.key)
+                    continue
+                }
+                result.updateValue(context.frozen(Value._Object.self, key), forKey: entry.key)
+            }
             return result
         }
     }

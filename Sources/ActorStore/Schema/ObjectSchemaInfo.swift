@@ -99,8 +99,19 @@ final class ObjectSchemaInfo: @unchecked Sendable {
 
     /// The properties a key path reads, from this class through to-one links (`\Dog.owner?.name` is
     /// `owner`, then `Person.name`); nil if it reads something else (a computed property reading several,
-    /// a non-`@Persisted` property, a collection's element). Found once per key path with probe instances.
+    /// a non-`@Persisted` property, a property of a collection's elements). Found once per key path with
+    /// probe instances.
     func propertyPath(of keyPath: AnyKeyPath) -> [PropertyInfo]? {
+        guard let path = recordedPath(of: keyPath) else { return nil }
+        let throughCollection = path.dropLast().contains { $0.kind.collection != .single }
+        return throughCollection ? nil : path
+    }
+
+    /// ``propertyPath(of:)``, also following the elements of lists and sets of objects (`\Person.dogs.age`
+    /// is `dogs`, then `Dog.age`: see `List`'s dynamic members): the paths observers can watch.
+    func observedPath(of keyPath: AnyKeyPath) -> [PropertyInfo]? { recordedPath(of: keyPath) }
+
+    private func recordedPath(of keyPath: AnyKeyPath) -> [PropertyInfo]? {
         if let hit = keyPathCache.withLock({ $0[keyPath] }) { return hit }
         let probe = type.init()
         let recorder = KeyPathProbe()
@@ -293,19 +304,23 @@ enum ClassRegistry {
 ///
 /// Reading a to-one link property of a probe returns a fresh probe of the target class sharing this
 /// recorder, so `\Dog.owner?.name` records `owner` on the `Dog` probe, then `name` on the `Person` probe.
-/// A key path is a valid property path when each read happened on the probe the previous read returned.
+/// Reading a list or set of objects returns an unmanaged collection holding one such probe, so
+/// `\Person.dogs.age` (a dynamic member of `List`, reading `age` of each element) records `dogs`, then
+/// `age` on the `Dog` probe. A key path is a valid property path when each read happened on the probe the
+/// previous read returned.
 /// Probes live for one ``ObjectSchemaInfo/propertyPath(of:)`` call on one thread.
 final class KeyPathProbe {
     private var reads: [(object: ObjectIdentifier, property: PropertyInfo, returned: ObjectIdentifier?)] = []
     /// Keeps the probes handed out alive, so their identities stay unique while recording.
     private var probes: [ObjectBase] = []
 
-    /// Records that `object` read its property `ordinal`; returns the probe to hand back for a to-one link.
+    /// Records that `object` read its property `ordinal`; returns the probe to hand back for a to-one link,
+    /// or to put in the collection handed back for a list or set of objects.
     func record(_ object: ObjectBase, _ ordinal: Int, _ kind: _PropertyKind) -> ObjectBase? {
         let info = ClassRegistry.info(for: type(of: object))
         guard ordinal < info.properties.count else { return nil }
         var next: ObjectBase?
-        if let target = kind.linkTarget, kind.collection == .single, !kind.isLinkingObjects {
+        if let target = kind.linkTarget, kind.collection != .map, !kind.isLinkingObjects {
             let probe = target.init()
             probe._probe = self
             probes.append(probe)
