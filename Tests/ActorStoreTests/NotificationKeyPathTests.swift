@@ -240,4 +240,41 @@ private func names(_ change: ObjectChange<Frozen<KPPerson>>?) -> [String]? {
             try await realm.read { try $0.objects(KPPerson.self)[0].kennel.changes(keyPaths: ["nmae"]) }
         }
     }
+
+    @Test func collectionsAndMapsHaveClosureObservers() async throws {
+        let realm = try await realm()
+        try await populate(realm)
+        let listChanges = Locked<[Update]>([])
+        let mapChanges = Locked<[[Int]]>([])  // the insertions of each map update that has some
+        let (listToken, mapToken) = await realm.read { realm in
+            let alice = realm.objects(KPPerson.self)[0]
+            return (
+                alice.dogs.observe(keyPaths: [\.age]) { change in
+                    if let u = update(change) { listChanges.withLock { $0.append(u) } }
+                },
+                alice.kennel.observe { change in
+                    // Fido's changes below modify key "b"; only keys added matter here.
+                    if case .update(_, _, let insertions, _) = change, !insertions.isEmpty {
+                        mapChanges.withLock { $0.append(insertions) }
+                    }
+                }
+            )
+        }
+        // The list observer: Fido's name is not watched, his age is (index 1).
+        try await realm.write { $0.objects(KPDog.self).first { $0.name == "Fido" }!.name = "Fido II" }
+        try await realm.write { $0.objects(KPDog.self).first { $0.name == "Fido II" }!.age = 6 }
+        try await waitUntil { listChanges.withLock { !$0.isEmpty } }
+        #expect(listChanges.withLock { $0.map(\.modifications) } == [[1]])
+        // The map observer is registered when observe returns: a silenced commit is never reported.
+        try await realm.write(withoutNotifying: [mapToken]) { realm in
+            realm.objects(KPPerson.self)[0].kennel["0"] = realm.create(KPDog.self, value: ["name": "Silent"])
+        }
+        try await realm.write { realm in
+            realm.objects(KPPerson.self)[0].kennel["z"] = realm.create(KPDog.self, value: ["name": "Zed"])
+        }
+        try await waitUntil { mapChanges.withLock { !$0.isEmpty } }
+        #expect(mapChanges.withLock { $0 } == [[3]])  // "z" after "0", "a", "b"; "0" was never reported
+        listToken.invalidate()
+        mapToken.invalidate()
+    }
 }

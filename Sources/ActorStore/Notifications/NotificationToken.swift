@@ -225,3 +225,110 @@ extension Realm {
         try await commitWrite()
     }
 }
+
+extension _QueryableCollection {
+    /// Calls `block` with the changes of the collection's members (see `changes`: membership, order and the
+    /// members' properties), in order, on a background task, until the token is invalidated or released.
+    /// - Parameter keyPaths: only changes to these key paths count as modifications (nil: all).
+    public func observe(
+        keyPaths: [String]? = nil, _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
+    ) -> NotificationToken {
+        _queryResults.observe(keyPaths: keyPaths, block)
+    }
+
+    /// Calls `block` with the changes of the collection's members, where only the given key paths count as
+    /// modifications, on a background task, until the token is invalidated or released.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>],
+        _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
+    ) -> NotificationToken {
+        _queryResults.observe(keyPaths: keyPaths, block)
+    }
+
+    /// Calls `block` isolated to `actor` with the changes of the collection's members, in order, until the
+    /// token is invalidated or released.
+    public func observe<A: Actor>(
+        keyPaths: [String]? = nil, on actor: A,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
+    ) -> NotificationToken {
+        _queryResults.observe(keyPaths: keyPaths, on: actor, block)
+    }
+
+    /// Calls `block` isolated to `actor` with the changes of the collection's members, where only the given
+    /// key paths count as modifications, until the token is invalidated or released.
+    public func observe<A: Actor>(
+        keyPaths: [PartialKeyPath<Element>], on actor: A,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
+    ) -> NotificationToken {
+        _queryResults.observe(keyPaths: keyPaths, on: actor, block)
+    }
+}
+
+extension List where Element: _PersistableScalar & Sendable {
+    /// Calls `block` with this list's changes (see `changes`), in order, on a background task, until the
+    /// token is invalidated or released.
+    public func observe(_ block: @escaping @Sendable (RealmCollectionChange<[Element]>) -> Void) -> NotificationToken {
+        changes.observe { block($0) }
+    }
+
+    /// Calls `block` isolated to `actor` with this list's changes, in order, until the token is invalidated
+    /// or released.
+    public func observe<A: Actor>(
+        on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[Element]>) -> Void
+    ) -> NotificationToken {
+        changes.observe { await ClosureObservation.call(actor, $0, block) }
+    }
+}
+
+extension MutableSet where Element: _PersistableScalar & Sendable {
+    /// Calls `block` with this set's changes (see `changes`), in order, on a background task, until the
+    /// token is invalidated or released.
+    public func observe(_ block: @escaping @Sendable (RealmCollectionChange<[Element]>) -> Void) -> NotificationToken {
+        changes.observe { block($0) }
+    }
+
+    /// Calls `block` isolated to `actor` with this set's changes, in order, until the token is invalidated
+    /// or released.
+    public func observe<A: Actor>(
+        on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[Element]>) -> Void
+    ) -> NotificationToken {
+        changes.observe { await ClosureObservation.call(actor, $0, block) }
+    }
+}
+
+extension Map where Value: _PersistableScalar & Sendable {
+    /// Calls `block` with this map's changes (see `changes`), in order, on a background task, until the
+    /// token is invalidated or released.
+    public func observe(
+        _ block: @escaping @Sendable (RealmCollectionChange<[String: Value]>) -> Void
+    ) -> NotificationToken {
+        changes.observe { block($0) }
+    }
+
+    /// Calls `block` isolated to `actor` with this map's changes, in order, until the token is invalidated
+    /// or released.
+    public func observe<A: Actor>(
+        on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[String: Value]>) -> Void
+    ) -> NotificationToken {
+        changes.observe { await ClosureObservation.call(actor, $0, block) }
+    }
+}
+
+extension Map where Value: _OptionalObject {
+    /// Calls `block` with this map's changes (see `changes`), in order, on a background task, until the
+    /// token is invalidated or released.
+    public func observe(
+        _ block: @escaping @Sendable (RealmCollectionChange<[String: Frozen<Value._Object>?]>) -> Void
+    ) -> NotificationToken {
+        changes.observe { block($0) }
+    }
+
+    /// Calls `block` isolated to `actor` with this map's changes, in order, until the token is invalidated
+    /// or released.
+    public func observe<A: Actor>(
+        on actor: A,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[String: Frozen<Value._Object>?]>) -> Void
+    ) -> NotificationToken {
+        changes.observe { await ClosureObservation.call(actor, $0, block) }
+    }
+}

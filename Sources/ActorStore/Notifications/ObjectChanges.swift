@@ -12,9 +12,10 @@ extension ObjectBase {
 /// object it links to, up to four links away), the changed properties with their old and new values.
 final class ObjectObservation {
     enum Delivery {
-        /// The object changed: the version, its watched properties that changed, and the commits' change
-        /// set (to tell which linked objects changed).
-        case change(FrozenContext, [PropertyChange], ChangeSet)
+        /// The object changed: the version, its watched properties that changed, the commits' change set
+        /// (to tell which linked objects changed), and the version the change is relative to (the previous
+        /// delivery's, or a silenced commit's adopted since).
+        case change(FrozenContext, [PropertyChange], ChangeSet, since: FrozenContext)
         case deleted
     }
 
@@ -155,7 +156,7 @@ final class ObjectObservation {
                         newValue: Self.sendable(property, newValues[column], new)))
             }
         }
-        if !properties.isEmpty { ready.append(.change(new, properties, changes)) }
+        if !properties.isEmpty { ready.append(.change(new, properties, changes, since: old)) }
     }
 
     /// A stored value as the property's Swift value (links as frozen objects at `context`'s version).
@@ -276,7 +277,7 @@ final class ObjectIteratorCore<T: Object> {
         guard let observation else { return nil }
         do throws(RealmError) {
             switch try await observation.next() {
-            case .change(let context, let properties, _)?:
+            case .change(let context, let properties, _, _)?:
                 guard let frozen = context.frozen(T.self, source.key) else { return .deleted }
                 return .change(frozen, properties)
             case .deleted?:

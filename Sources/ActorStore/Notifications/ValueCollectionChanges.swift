@@ -82,15 +82,25 @@ final class ValueCollectionIteratorCore<Collection: Sendable> {
         }
     }
 
+    /// Registers the observation (at most once): from here on, commits are remembered for this iteration.
+    @discardableResult
+    func start() -> Result<ChangeSubscription, RealmError> {
+        if let observation { return .success(observation.subscription) }
+        do throws(RealmError) {
+            let file = try ObservedFile(engine: source.origin.engine, fileKey: source.origin.fileKey, root: source.info)
+            let observation = try ObjectObservation(
+                file: file, info: source.info, key: source.key, origin: source.origin, watch: Self.watch(source))
+            self.observation = observation
+            return .success(observation.subscription)
+        } catch {
+            return .failure(error)
+        }
+    }
+
     func next() async -> RealmCollectionChange<Collection>? {
         guard !done else { return nil }
         guard let previous else {
-            do throws(RealmError) {
-                let file = try ObservedFile(
-                    engine: source.origin.engine, fileKey: source.origin.fileKey, root: source.info)
-                observation = try ObjectObservation(
-                    file: file, info: source.info, key: source.key, origin: source.origin, watch: Self.watch(source))
-            } catch {
+            if case .failure(let error) = start() {
                 done = true
                 return .error(error)
             }
@@ -101,10 +111,12 @@ final class ValueCollectionIteratorCore<Collection: Sendable> {
         guard let observation else { return nil }
         do throws(RealmError) {
             switch try await observation.next() {
-            case .change(let context, _, let changes)?:
+            case .change(let context, _, let changes, let since)?:
+                // Relative to `since`: a silenced commit (`write(withoutNotifying:)`) may have been adopted.
+                let before = value(in: since.snapshot)
                 let current = value(in: context.snapshot)
                 self.previous = current
-                return update(from: previous, to: current, context, changes)
+                return update(from: before, to: current, context, changes)
             case .deleted?:
                 done = true
                 return update(from: previous, to: .null, source.origin, ChangeSet())
@@ -165,6 +177,15 @@ final class ValueCollectionIteratorCore<Collection: Sendable> {
 }
 
 extension ValueCollectionChanges {
+    /// Calls `deliver` with each change on a background task until the token is invalidated or released;
+    /// observation is registered when this returns.
+    func observe(_ deliver: @escaping @Sendable (RealmCollectionChange<Collection>) async -> Void) -> NotificationToken
+    {
+        let core = ValueCollectionIteratorCore(self)
+        let subscription = try? core.start().get()
+        return ClosureObservation.start(subscription: subscription, next: { await core.next() }, deliver: deliver)
+    }
+
     /// The changes of property `ordinal` of the managed `owner`.
     init(
         owner: ObjectBase?, ordinal: Int, isMap: Bool, what: String, holdsObjects: Bool = false,
