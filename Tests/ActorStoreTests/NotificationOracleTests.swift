@@ -17,6 +17,8 @@ final class ONItem: Object {
 
 final class ONOwner: Object {
     @Persisted var items: List<ONItem>
+    @Persisted var scores: List<Int>
+    @Persisted var kennel: Map<String, ONItem?>
 }
 
 /// A small deterministic generator (SplitMix64).
@@ -186,6 +188,173 @@ struct Observed: Sendable, Equatable {
             }
             previous = current
             latest.withLock { $0[seed] = current.ids }
+            let pause = Int.random(in: 0..<10, using: &random)
+            if pause < 3 { try? await Task.sleep(for: .microseconds(pause * 700)) }
+        }
+        return deliveries
+    }
+
+    /// The same contract for a map of objects and a list of values: random commits set, relink and remove
+    /// keys, delete and change the objects behind them, and edit the list; every delivered change set must
+    /// replay, report each key whose object changed, and the last delivery must equal the final state.
+    @Test(arguments: seeds) func mapAndValueListChangeSetsReplayTheCommits(seed: UInt64) async throws {
+        print("notification oracle (maps, value lists) seed \(seed) (replay with ACTORSTORE_NOTIFY_SEED=\(seed))")
+        let realm = try await Realm(configuration: testConfiguration([ONItem.self, ONOwner.self]))
+        try await realm.write { realm in
+            let owner = realm.create(ONOwner.self)
+            for i in 0..<20 {
+                let item = realm.create(ONItem.self, value: ["id": i, "score": i, "name": "n\(i)"])
+                if i % 2 == 0 { owner.kennel["k\(i)"] = item }
+                owner.scores.append(i)
+            }
+        }
+        let (map, scores) = await realm.read { realm in
+            let owner = realm.objects(ONOwner.self)[0]
+            return (owner.kennel.changes, owner.scores.changes)
+        }
+        let mapDone = Locked<[String: String]?>(nil)
+        let listDone = Locked<[Int]?>(nil)
+        let mapConsumer = Task { try await Self.consumeMap(map, seed: seed &+ 1, latest: mapDone) }
+        let listConsumer = Task { try await Self.consumeList(scores, seed: seed &+ 2, latest: listDone) }
+        try await waitUntil { mapDone.withLock { $0 != nil } && listDone.withLock { $0 != nil } }
+        var random = SplitMix(state: seed)
+        var nextID = 20
+        for _ in 0..<Self.commits {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0: try await Task.sleep(for: .microseconds(300))
+            case 1, 2: await Task.yield()
+            default: break
+            }
+            let op = Int.random(in: 0..<100, using: &random)
+            let a = Int.random(in: 0..<1_000, using: &random)
+            let b = Int.random(in: 0..<1_000, using: &random)
+            let id = nextID
+            nextID += 1
+            try await realm.write { realm in
+                let items = realm.objects(ONItem.self)
+                let owner = realm.objects(ONOwner.self)[0]
+                switch op {
+                case 0..<15:  // a key set to a new object
+                    owner.kennel["k\(a % 40)"] = realm.create(ONItem.self, value: ["id": id, "score": b, "name": "n"])
+                case 15..<25 where !items.isEmpty:  // a key set to an existing object
+                    owner.kennel["k\(a % 40)"] = items[b % items.count]
+                case 25..<35:  // a key removed
+                    owner.kennel["k\(a % 40)"] = nil
+                case 35..<45 where !items.isEmpty:  // an object deleted: its entries hold nil
+                    realm.delete(items[a % items.count])
+                case 45..<65 where !items.isEmpty:  // an object changed
+                    items[a % items.count].score = b
+                case 65..<70 where !items.isEmpty:
+                    items[a % items.count].name = "m\(b)"
+                case 70..<80:
+                    owner.scores.insert(b % 50, at: a % (owner.scores.count + 1))
+                case 80..<88 where !owner.scores.isEmpty:
+                    owner.scores.remove(at: a % owner.scores.count)
+                case 88..<94 where owner.scores.count > 1:
+                    owner.scores.move(from: a % owner.scores.count, to: b % owner.scores.count)
+                case 94..<100 where !owner.scores.isEmpty:
+                    owner.scores[a % owner.scores.count] = b % 50
+                default:
+                    owner.scores.append(a % 50)
+                }
+            }
+        }
+        let (expectedMap, expectedList) = await realm.read { realm in
+            let owner = realm.objects(ONOwner.self)[0]
+            var map: [String: String] = [:]
+            for key in owner.kennel.keys { map[key] = Self.describe(owner.kennel[key] ?? nil) }
+            return (map, Array(owner.scores))
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .seconds(120))
+        while (mapDone.withLock { $0 } != expectedMap || listDone.withLock { $0 } != expectedList)
+            && clock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(mapDone.withLock { $0 } == expectedMap, "seed \(seed): the map observer did not reach the final state")
+        #expect(
+            listDone.withLock { $0 } == expectedList, "seed \(seed): the list observer did not reach the final state")
+        mapConsumer.cancel()
+        listConsumer.cancel()
+        #expect(try await mapConsumer.value > 1)
+        #expect(try await listConsumer.value > 1)
+    }
+
+    /// A map entry as the oracle compares it: which object (by id) and its observed values.
+    static func describe(_ item: ONItem?) -> String { item.map { "\($0.id)|\($0.score)|\($0.name)" } ?? "nil" }
+    static func describe(_ item: Frozen<ONItem>?) -> String { item.map { "\($0.id)|\($0.score)|\($0.name)" } ?? "nil" }
+
+    static func consumeMap(
+        _ changes: ValueCollectionChanges<[String: Frozen<ONItem>?]>, seed: UInt64, latest: Locked<[String: String]?>
+    ) async throws -> Int {
+        var random = SplitMix(state: seed)
+        var previous: [String: String]?
+        var deliveries = 0
+        for await change in changes {
+            deliveries += 1
+            let map: [String: Frozen<ONItem>?]
+            var update: (deletions: [Int], insertions: [Int], modifications: [Int])?
+            switch change {
+            case .initial(let m): map = m
+            case .update(let m, let d, let i, let mods):
+                map = m
+                update = (d, i, mods)
+            case .error(let error):
+                Issue.record("seed \(seed): \(error)")
+                return deliveries
+            }
+            let current = map.mapValues { Self.describe($0) }
+            if let old = previous, let update {
+                // Deletions then insertions turn the previous sorted keys into the new ones.
+                var keys = old.keys.sorted()
+                let newKeys = current.keys.sorted()
+                for i in update.deletions.reversed() { keys.remove(at: i) }
+                for j in update.insertions { keys.insert(newKeys[j], at: j) }
+                #expect(keys == newKeys, "seed \(seed): map change set does not replay")
+                let inserted = Set(update.insertions)
+                for (j, key) in newKeys.enumerated() where !inserted.contains(j) {
+                    if old[key] != current[key] {
+                        #expect(update.modifications.contains(j), "seed \(seed): key \(key) changed but not reported")
+                    }
+                }
+                #expect(!(update.deletions.isEmpty && update.insertions.isEmpty && update.modifications.isEmpty))
+            } else {
+                #expect(previous == nil && update == nil)
+            }
+            previous = current
+            latest.withLock { $0 = current }
+            let pause = Int.random(in: 0..<10, using: &random)
+            if pause < 3 { try? await Task.sleep(for: .microseconds(pause * 700)) }
+        }
+        return deliveries
+    }
+
+    static func consumeList(
+        _ changes: ValueCollectionChanges<[Int]>, seed: UInt64, latest: Locked<[Int]?>
+    )
+        async throws -> Int
+    {
+        var random = SplitMix(state: seed)
+        var previous: [Int]?
+        var deliveries = 0
+        for await change in changes {
+            deliveries += 1
+            switch change {
+            case .initial(let values):
+                #expect(previous == nil)
+                previous = values
+            case .update(let values, let deletions, let insertions, _):
+                var replayed = previous ?? []
+                for i in deletions.reversed() { replayed.remove(at: i) }
+                for j in insertions { replayed.insert(values[j], at: j) }
+                #expect(replayed == values, "seed \(seed): list change set does not replay")
+                previous = values
+            case .error(let error):
+                Issue.record("seed \(seed): \(error)")
+                return deliveries
+            }
+            latest.withLock { $0 = previous }
             let pause = Int.random(in: 0..<10, using: &random)
             if pause < 3 { try? await Task.sleep(for: .microseconds(pause * 700)) }
         }
