@@ -236,10 +236,12 @@ extension Map where Value: _PersistableScalar & Sendable {
 
 /// `Optional<T>` for an object type `T`: the value type of a map of objects (`Map<String, Dog?>`).
 public protocol _OptionalObject {
+    /// The object type.
     associatedtype _Object: Object
 }
 
 extension Optional: _OptionalObject where Wrapped: Object {
+    /// The wrapped object type.
     public typealias _Object = Wrapped
 }
 
