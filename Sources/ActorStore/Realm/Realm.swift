@@ -28,6 +28,8 @@ public actor Realm {
     nonisolated let engine: StorageEngine
     nonisolated let fileKey: String
     private var transactionWaiters: [CheckedContinuation<Void, Never>] = []
+    /// When a `read` last gave its thread up (`DispatchTime` nanoseconds; see ``read(_:)-(_)``).
+    private var lastTurn: UInt64 = DispatchTime.now().uptimeNanoseconds
 
     /// Opens the realm at ``Configuration/defaultConfiguration``.
     /// - Throws: ``RealmError`` (`fileAccess`, `alreadyOpen` by another process, `schemaMismatch`,
@@ -290,6 +292,37 @@ public actor Realm {
             if context.session == nil { context.refresh() }
             return try block(self)
         }
+    }
+
+    /// Runs `block` on the newest version and returns its `Sendable` value: the form an `await` picks (the
+    /// synchronous one above serves code already isolated to the realm, such as a `write` block).
+    ///
+    /// It gives its thread up (`Task.yield()`) after the block when another task needs one: when a writer
+    /// on the file was resumed (its commit became durable) and waits for a thread, and otherwise once per
+    /// ``readTimeSlice`` of reads. An uncontended `await realm.read { }` does not suspend — the task runs
+    /// the actor's code on its own thread and comes back without giving the thread up — so without this, a
+    /// loop of reads held its thread for as long as it ran, and as many such loops as the cooperative pool
+    /// has threads (two on a 2-core machine) starved every other task, writers included.
+    public nonisolated(nonsending) func read<Result: Sendable>(
+        _ block: @Sendable (isolated Realm) throws -> Result
+    ) async rethrows -> Result {
+        let (result, yield) = try await readTakingTurns(block)
+        if yield { await Task.yield() }
+        return result
+    }
+
+    /// How long a realm's reads run back to back before one gives its thread up to other tasks.
+    static let readTimeSlice: UInt64 = 500_000
+
+    /// `read`, and whether the reading task should give its thread up now (see ``read(_:)-(_)``).
+    private func readTakingTurns<Result: Sendable>(
+        _ block: @Sendable (isolated Realm) throws -> Result
+    ) rethrows -> (Result, Bool) {
+        let result = try read(block)
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard engine.hasPendingResumptions || now &- lastTurn >= Self.readTimeSlice else { return (result, false) }
+        lastTurn = now
+        return (result, true)
     }
 
     /// Runs `body` seeing this task's view: when another task has a transaction open (between its

@@ -10,8 +10,12 @@ package final class AsyncWriteLock: Sendable {
         var head = 0
     }
     private let state = Locked(State())
+    /// Counts the waiters `unlock()` resumed that have not run yet (see ``PendingResumptions``).
+    private let resumptions: PendingResumptions?
 
-    package init() {}
+    package init(resumptions: PendingResumptions? = nil) {
+        self.resumptions = resumptions
+    }
 
     /// Waits until the lock is free, then holds it.
     package func lock() async {
@@ -21,6 +25,7 @@ package final class AsyncWriteLock: Sendable {
             return true
         }
         if acquired { return }
+        var queued = false
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
                 if !state.isLocked {
@@ -30,8 +35,11 @@ package final class AsyncWriteLock: Sendable {
                 state.waiters.append(continuation)
                 return false
             }
+            queued = !now
             if now { continuation.resume() }
         }
+        // A queued waiter is resumed by `unlock()` only, which counted it.
+        if queued { resumptions?.resumed() }
     }
 
     /// Takes the lock if it is free; returns whether it did.
@@ -67,6 +75,8 @@ package final class AsyncWriteLock: Sendable {
             }
             return waiter
         }
-        next?.resume()
+        guard let next else { return }
+        resumptions?.resuming()
+        next.resume()
     }
 }

@@ -96,7 +96,9 @@ package final class StorageEngine: Sendable {
     package let path: String
     package let configuration: Configuration
     let fs: any FileSystem
-    let writeLock = AsyncWriteLock()
+    /// Tasks the engine resumed that wait for a thread (see ``hasPendingResumptions``).
+    let resumptions = PendingResumptions()
+    let writeLock: AsyncWriteLock
     /// Serialises compactions (explicit and background).
     let compactionLock = AsyncWriteLock()
     let pins = VersionPins()
@@ -149,6 +151,7 @@ package final class StorageEngine: Sendable {
         self.configuration = configuration
         self.fs = fs
         self.core = Locked(core)
+        self.writeLock = AsyncWriteLock(resumptions: resumptions)
         let pins = self.pins
         self.hub = ChangeHub { snapshot in
             guard snapshot.pin == nil, let pin = try? pins.pin(snapshot.version, limit: nil) else { return snapshot }
@@ -383,6 +386,12 @@ package final class StorageEngine: Sendable {
         guard isKnownUniquelyReferenced(&snapshot.pin) else { return nil }
         return snapshot.pin?.version
     }
+
+    /// Whether a writer of this store was resumed (its commit became durable, or the write lock became its)
+    /// and waits for a thread to run on. A reader that loops without suspending should give its thread up
+    /// then (`await Task.yield()`), or on a pool with as many threads as such readers the writer never runs.
+    /// A hint, read without a lock: it may change at once.
+    package var hasPendingResumptions: Bool { !resumptions.isEmpty }
 
     /// The newest durable version number.
     package var latestVersion: Version { core.withLock { $0.published.version } }

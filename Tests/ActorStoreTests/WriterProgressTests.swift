@@ -1,0 +1,94 @@
+import ActorStore
+import Foundation
+import Testing
+
+// A writer must make progress while readers loop on `await realm.read { }` without ever yielding
+// themselves (the peer benchmark's W9). An uncontended `await realm.read { }` does not suspend: the task
+// runs the actor's code on its own thread and comes back without giving the thread up. As many such loops
+// as the cooperative pool has threads used to hold every thread, so the writer task — and the resumption
+// of its commit after the fsync — never ran: 0 commits in 5 s on 2 cores.
+
+final class WriterProgressItem: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+}
+
+/// Serialized, and alone in its suite: its readers load every thread of the pool on purpose.
+@Suite(.serialized)
+struct WriterProgressTests {
+    /// One reader per thread of the cooperative pool (at least two), each on its own `Realm` actor and
+    /// looping on `read` until told to stop; one writer making durable single-object commits. The writer
+    /// must finish `commits` commits while the readers are still looping — counted, not timed: the
+    /// deadline only bounds the test when it fails (before the fix: 0 commits until the deadline).
+    @Test func durableWriterProgressesWhileReadersLoopWithoutYielding() async throws {
+        var configuration = testConfiguration([WriterProgressItem.self], durability: .full)
+        configuration.automaticCompaction = false
+        let seeded = 100
+        let setup = try await Realm(configuration: configuration)
+        try await setup.write { realm in
+            for id in 0..<seeded { realm.create(WriterProgressItem.self, value: ["id": id, "name": "seed-\(id)"]) }
+        }
+
+        let readerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        var readers: [Realm] = []
+        for _ in 0..<readerCount { readers.append(try await Realm(configuration: configuration)) }
+        let writer = try await Realm(configuration: configuration)
+
+        let commits = 100
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        // Set by the writer after its last commit; the readers loop until then (or the deadline).
+        let stop = Locked(false)
+        // How many commits the writer had finished when the readers stopped, and how many reads they did.
+        let (writes, reads, missed, writerFinishedFirst) = try await withThrowingTaskGroup(
+            of: (writes: Int, reads: Int, missed: Int, finished: Bool).self
+        ) { group in
+            for (index, reader) in readers.enumerated() {
+                group.addTask {
+                    var reads = 0
+                    var missed = 0
+                    while !stop.withLock({ $0 }) && ContinuousClock.now < deadline {
+                        let key = (index * 7 + reads) % seeded
+                        let found = await reader.read { realm in
+                            realm.object(ofType: WriterProgressItem.self, forPrimaryKey: key)?.name == "seed-\(key)"
+                        }
+                        if !found { missed += 1 }
+                        reads += 1
+                    }
+                    return (0, reads, missed, false)
+                }
+            }
+            group.addTask {
+                var writes = 0
+                while writes < commits && ContinuousClock.now < deadline {
+                    let id = seeded + writes
+                    try await writer.write { realm in
+                        realm.create(WriterProgressItem.self, value: ["id": id, "name": "new-\(id)"])
+                    }
+                    writes += 1
+                }
+                // Counted before the readers are released: these commits happened while they looped.
+                let finished = stop.withLock { stop in
+                    let first = !stop
+                    stop = true
+                    return first
+                }
+                return (writes, 0, 0, finished && writes == commits)
+            }
+            var total = (writes: 0, reads: 0, missed: 0, finished: false)
+            for try await part in group {
+                total.writes += part.writes
+                total.reads += part.reads
+                total.missed += part.missed
+                total.finished = total.finished || part.finished
+            }
+            return total
+        }
+
+        #expect(writes == commits, "the writer finished \(writes) of \(commits) commits while the readers looped")
+        #expect(writerFinishedFirst, "the readers stopped at the deadline, not because the writer was done")
+        #expect(reads > 0)
+        #expect(missed == 0)
+        let stored = await setup.read { $0.objects(WriterProgressItem.self).count }
+        #expect(stored == seeded + writes)
+    }
+}
