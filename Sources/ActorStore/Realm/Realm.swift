@@ -171,6 +171,10 @@ public actor Realm {
         context.advance(ignoringLimit: true)
         context.rebind()
         resumeNextWaiter()
+        // A lone durable commit syncs on this thread and does not suspend, so a loop of writes would hold
+        // its thread as a loop of reads does (see `read`): give it up once per time slice, as a writer
+        // waiting for a thread (readers of the file give theirs up at once, so it runs again soon).
+        if isTurnOver(now: DispatchTime.now().uptimeNanoseconds) { await engine.yieldWriter() }
     }
 
     /// Discards everything the open write transaction did. Objects it added become invalidated.
@@ -299,7 +303,7 @@ public actor Realm {
     ///
     /// It gives its thread up (`Task.yield()`) after the block when another task needs one: when a writer
     /// on the file was resumed (its commit became durable) and waits for a thread, and otherwise once per
-    /// ``readTimeSlice`` of reads. An uncontended `await realm.read { }` does not suspend — the task runs
+    /// 500 µs of reads back to back. An uncontended `await realm.read { }` does not suspend — the task runs
     /// the actor's code on its own thread and comes back without giving the thread up — so without this, a
     /// loop of reads held its thread for as long as it ran, and as many such loops as the cooperative pool
     /// has threads (two on a 2-core machine) starved every other task, writers included.
@@ -311,18 +315,27 @@ public actor Realm {
         return result
     }
 
-    /// How long a realm's reads run back to back before one gives its thread up to other tasks.
-    static let readTimeSlice: UInt64 = 500_000
+    /// How long a realm's reads or writes run back to back before one gives its thread up to other tasks.
+    static let timeSlice: UInt64 = 500_000
 
     /// `read`, and whether the reading task should give its thread up now (see ``read(_:)-(_)``).
     private func readTakingTurns<Result: Sendable>(
         _ block: @Sendable (isolated Realm) throws -> Result
     ) rethrows -> (Result, Bool) {
         let result = try read(block)
-        let now = DispatchTime.now().uptimeNanoseconds
-        guard engine.hasPendingResumptions || now &- lastTurn >= Self.readTimeSlice else { return (result, false) }
+        if engine.hasPendingResumptions {
+            lastTurn = DispatchTime.now().uptimeNanoseconds
+            return (result, true)
+        }
+        return (result, isTurnOver(now: DispatchTime.now().uptimeNanoseconds))
+    }
+
+    /// Whether ``timeSlice`` has passed since this realm's reads or writes last gave their thread up; if so,
+    /// the caller is about to, and the next slice starts now.
+    private func isTurnOver(now: UInt64) -> Bool {
+        guard now &- lastTurn >= Self.timeSlice else { return false }
         lastTurn = now
-        return (result, true)
+        return true
     }
 
     /// Runs `body` seeing this task's view: when another task has a transaction open (between its

@@ -12,10 +12,10 @@ package final class PendingResumptions: Sendable {
 
     package init() {}
 
-    /// Called just before resuming a suspended task's continuation.
+    /// Called just before resuming a suspended writer's continuation (or before a writer yields).
     func resuming() { count.add(1, ordering: .relaxed) }
 
-    /// Called by the resumed task once it runs again.
+    /// Called by the writer once it runs again.
     func resumed() { count.subtract(1, ordering: .relaxed) }
 
     /// Whether some resumed task is still waiting for a thread (a hint: it may change at once).

@@ -393,6 +393,14 @@ package final class StorageEngine: Sendable {
     /// A hint, read without a lock: it may change at once.
     package var hasPendingResumptions: Bool { !resumptions.isEmpty }
 
+    /// Gives the thread up to other tasks (`Task.yield()`), counted as a writer waiting for a thread while
+    /// it waits to run again, so that readers (``hasPendingResumptions``) give theirs up at once.
+    package func yieldWriter() async {
+        resumptions.resuming()
+        await Task.yield()
+        resumptions.resumed()
+    }
+
     /// The newest durable version number.
     package var latestVersion: Version { core.withLock { $0.published.version } }
 
