@@ -28,7 +28,7 @@ public actor Realm {
     nonisolated let engine: StorageEngine
     nonisolated let fileKey: String
     private var transactionWaiters: [CheckedContinuation<Void, Never>] = []
-    /// When a `read` last gave its thread up (`DispatchTime` nanoseconds; see ``read(_:)-(_)``).
+    /// When a `read` last gave its thread up (`DispatchTime` nanoseconds; see the async `read`).
     private var lastTurn: UInt64 = DispatchTime.now().uptimeNanoseconds
 
     /// Opens the realm at ``Configuration/defaultConfiguration``.
@@ -318,7 +318,7 @@ public actor Realm {
     /// How long a realm's reads or writes run back to back before one gives its thread up to other tasks.
     static let timeSlice: UInt64 = 500_000
 
-    /// `read`, and whether the reading task should give its thread up now (see ``read(_:)-(_)``).
+    /// `read`, and whether the reading task should give its thread up now (see the async `read`).
     private func readTakingTurns<Result: Sendable>(
         _ block: @Sendable (isolated Realm) throws -> Result
     ) rethrows -> (Result, Bool) {
