@@ -17,12 +17,12 @@ final class WriterProgressItem: Object {
 @Suite(.serialized)
 struct WriterProgressTests {
     /// One reader per thread of the cooperative pool (at least two), each on its own `Realm` actor and
-    /// looping on `read` until told to stop; one writer making durable single-object commits. The writer
-    /// must finish `commits` commits while the readers are still looping — counted, not timed: the
-    /// deadline only bounds the test when it fails (before the fix: 0 commits until the deadline). Few
-    /// commits and a long deadline: under ThreadSanitizer, beside the fault-injection, group-commit and
-    /// concurrency suites that load the pool too, the writer's share of the threads made about 1–2 commits
-    /// per second (20 in 21 s); alone, 20 took 0.07 s.
+    /// looping on `read`; one writer making durable single-object commits. The writer must finish `commits`
+    /// commits before the readers have done `readBudget` reads each — progress counted against progress, so
+    /// that a machine (or ThreadSanitizer, or other suites loading the pool) slowing everyone down does not
+    /// fail it. With the fix a commit costs the readers a few thousand reads at most (they give their
+    /// threads up as soon as the writer waits for one); before it, the writer made no commit at all while
+    /// the readers ran through their budget. The deadline only bounds a failing run.
     @Test func durableWriterProgressesWhileReadersLoopWithoutYielding() async throws {
         var configuration = testConfiguration([WriterProgressItem.self], durability: .full)
         configuration.automaticCompaction = false
@@ -38,8 +38,9 @@ struct WriterProgressTests {
         let writer = try await Realm(configuration: configuration)
 
         let commits = 10
-        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
-        // Set by the writer after its last commit; the readers loop until then (or the deadline).
+        let readBudget = 1_000_000
+        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
+        // Set by the writer after its last commit, or by a reader out of budget or time: whoever is first.
         let stop = Locked(false)
         // How many commits the writer had finished when the readers stopped, and how many reads they did.
         let (writes, reads, missed, writerFinishedFirst) = try await withThrowingTaskGroup(
@@ -49,7 +50,7 @@ struct WriterProgressTests {
                 group.addTask {
                     var reads = 0
                     var missed = 0
-                    while !stop.withLock({ $0 }) && ContinuousClock.now < deadline {
+                    while !stop.withLock({ $0 }) && reads < readBudget && ContinuousClock.now < deadline {
                         let key = (index * 7 + reads) % seeded
                         let found = await reader.read { realm in
                             realm.object(ofType: WriterProgressItem.self, forPrimaryKey: key)?.name == "seed-\(key)"
@@ -57,12 +58,14 @@ struct WriterProgressTests {
                         if !found { missed += 1 }
                         reads += 1
                     }
+                    // Out of budget (or time): the writer is too late from now on.
+                    stop.withLock { $0 = true }
                     return (0, reads, missed, false)
                 }
             }
             group.addTask {
                 var writes = 0
-                while writes < commits && ContinuousClock.now < deadline {
+                while writes < commits && !stop.withLock({ $0 }) && ContinuousClock.now < deadline {
                     let id = seeded + writes
                     try await writer.write { realm in
                         realm.create(WriterProgressItem.self, value: ["id": id, "name": "new-\(id)"])
@@ -88,7 +91,9 @@ struct WriterProgressTests {
         }
 
         #expect(writes == commits, "the writer finished \(writes) of \(commits) commits while the readers looped")
-        #expect(writerFinishedFirst, "the readers stopped at the deadline, not because the writer was done")
+        #expect(reads <= readerCount * readBudget)
+        #expect(
+            writerFinishedFirst, "a reader ran out of its \(readBudget) reads (or of time) before the writer was done")
         #expect(reads > 0)
         #expect(missed == 0)
         let stored = await setup.read { $0.objects(WriterProgressItem.self).count }

@@ -28,7 +28,8 @@ public actor Realm {
     nonisolated let engine: StorageEngine
     nonisolated let fileKey: String
     private var transactionWaiters: [CheckedContinuation<Void, Never>] = []
-    /// When a `read` last gave its thread up (`DispatchTime` nanoseconds; see the async `read`).
+    /// When this realm's reads or writes last gave their thread up (`DispatchTime` nanoseconds; see the async
+    /// `read`).
     private var lastTurn: UInt64 = DispatchTime.now().uptimeNanoseconds
 
     /// Opens the realm at ``Configuration/defaultConfiguration``.
