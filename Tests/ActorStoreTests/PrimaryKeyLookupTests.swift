@@ -136,4 +136,96 @@ struct PrimaryKeyLookupTests {
         #expect(frozen.object(ofType: LookupIntKeyed.self, forPrimaryKey: 40) == nil)
         #expect(frozen.object(ofType: LookupIntKeyed.self, forPrimaryKey: 41)?.name == "n41")
     }
+
+    /// The names of the `LookupIntKeyed` objects by primary key, found by a scan of all objects, and
+    /// whether a lookup of every key in `keys` (typed, `Any?` and frozen) finds exactly those, reading the
+    /// current row.
+    private static func lookupsAgreeWithScan(_ realm: Realm, keys: Range<Int>) async -> [String] {
+        let (scanned, live) = await realm.read { realm -> ([Int: String], [String]) in
+            var scanned: [Int: String] = [:]
+            for object in realm.objects(LookupIntKeyed.self) { scanned[object.id] = object.name }
+            var problems: [String] = []
+            for key in keys {
+                let typed = realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: key)?.name
+                let untyped = realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: key as Any?)?.name
+                if typed != scanned[key] || untyped != scanned[key] {
+                    problems.append(
+                        "\(key): typed \(typed ?? "nil"), Any? \(untyped ?? "nil"), scan \(scanned[key] ?? "nil")")
+                }
+            }
+            return (scanned, problems)
+        }
+        let frozen = await realm.freeze()
+        var problems = live
+        for key in keys {
+            let name = frozen.object(ofType: LookupIntKeyed.self, forPrimaryKey: key)?.name
+            if name != scanned[key] {
+                problems.append("frozen \(key): \(name ?? "nil"), scan \(scanned[key] ?? "nil")")
+            }
+        }
+        return problems
+    }
+
+    @Test func lookupsFollowUpdatesDeletesCompactionAndReopen() async throws {
+        let url = temporaryRealmURL()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        var config = Realm.Configuration(fileURL: url)
+        config.objectTypes = [LookupIntKeyed.self]
+        config.automaticCompaction = false
+        let keys = -5..<1_000
+        do {
+            let realm = try await Realm(configuration: config)
+            try await realm.write { realm in
+                for i in 0..<300 { realm.create(LookupIntKeyed.self, value: ["id": i * 3, "name": "n\(i * 3)"]) }
+            }
+            #expect(await Self.lookupsAgreeWithScan(realm, keys: keys) == [])
+            // Updates move rows; a lookup must read the new row, inside the transaction and after it.
+            try await realm.write { realm in
+                for i in stride(from: 0, to: 900, by: 6) {
+                    realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: i)?.name = "set \(i)"
+                    #expect(realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: i)?.name == "set \(i)")
+                }
+                for i in stride(from: 3, to: 900, by: 12) {
+                    realm.create(LookupIntKeyed.self, value: ["id": i, "name": "upserted \(i)"], update: .modified)
+                    #expect(realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: i)?.name == "upserted \(i)")
+                }
+                for i in stride(from: 9, to: 900, by: 24) {
+                    if let object = realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: i) { realm.delete(object) }
+                    #expect(realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: i) == nil)
+                }
+                for i in stride(from: 1, to: 100, by: 3) {
+                    realm.create(LookupIntKeyed.self, value: ["id": i, "name": "new \(i)"])
+                }
+            }
+            #expect(await Self.lookupsAgreeWithScan(realm, keys: keys) == [])
+            // A cancelled transaction leaves the lookups as they were.
+            try await realm.write { realm in
+                realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: 0)?.name = "cancelled"
+                realm.create(LookupIntKeyed.self, value: ["id": 998, "name": "cancelled"])
+                realm.cancelWrite()
+            }
+            #expect(await realm.read { $0.object(ofType: LookupIntKeyed.self, forPrimaryKey: 0)?.name } == "set 0")
+            #expect(await Self.lookupsAgreeWithScan(realm, keys: keys) == [])
+            // Compaction moves every row.
+            try await realm.compact()
+            #expect(await Self.lookupsAgreeWithScan(realm, keys: keys) == [])
+            try await realm.write { realm in
+                for i in stride(from: 0, to: 900, by: 5) {
+                    realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: i)?.name = "after compaction \(i)"
+                }
+            }
+            #expect(await Self.lookupsAgreeWithScan(realm, keys: keys) == [])
+        }
+        // Reopening rebuilds the index from the file.
+        let reopened = try await Realm(configuration: config)
+        #expect(await Self.lookupsAgreeWithScan(reopened, keys: keys) == [])
+        let found = await reopened.read { realm in
+            (
+                realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: 0)?.name,
+                realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: 3)?.name,
+                realm.object(ofType: LookupIntKeyed.self, forPrimaryKey: 9)?.name
+            )
+        }
+        #expect(found.0 == "after compaction 0" && found.1 == "upserted 3" && found.2 == nil)
+    }
 }

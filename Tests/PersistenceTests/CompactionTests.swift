@@ -33,6 +33,10 @@ struct CompactionTests {
         var nextKeys: [String: Int64] = [:]
 
         init(_ store: some ReadableStore) throws {
+            // Not part of the contents (a reader never sees a location), but every dumped version must
+            // have a primary-key index whose row locations are its rows'.
+            let problems = primaryIndexLocationProblems(store.state)
+            if !problems.isEmpty { Issue.record("primary-key index: \(problems.prefix(3))") }
             version = store.version
             schemaVersion = store.schemaVersion
             schema = store.state.schema
@@ -94,7 +98,7 @@ struct CompactionTests {
         /// Index entries that disagree with the rows: each row must be found by its own primary key and by
         /// each of its indexed values, and each backlink must match a link held by its source row.
         static func indexProblems(_ store: some ReadableStore) throws -> [String] {
-            var problems: [String] = []
+            var problems = primaryIndexLocationProblems(store.state)
             for table in store.state.orderedTables {
                 for (key, _) in store.keys(table.id) {
                     let values = try #require(try store.values(table.id, key))
@@ -654,6 +658,96 @@ struct CompactionTests {
         let failure = await compaction.value
         #expect(failure == nil, "compaction failed: \(failure.map(String.init(describing:)) ?? "")")
         #expect(try Dump(engine.snapshot()) == before)
+    }
+
+    /// What a primary-key lookup finds, read through the index entry's own row location (the one walk
+    /// `object(ofType:forPrimaryKey:)` makes), for every key of `model`; and that no other key finds a row.
+    static func lookupProblems(_ store: Snapshot, _ table: TableID, _ model: [Int64: String]) throws -> [String] {
+        var problems = primaryIndexLocationProblems(store.state)
+        for k in Int64(0)..<1400 {
+            let entry = store.state.tables.object(table, primaryKey: .int(k))
+            guard let entry else {
+                if model[k] != nil { problems.append("key \(k): not found") }
+                continue
+            }
+            let row = try store.withRowBytes(at: entry.location) { (row) throws(StorageError) in
+                (try row.value(at: 0, type: ColumnType(.int64)), try row.value(at: 1, type: ColumnType(.string)))
+            }
+            if row.0 != .int(k) || row.1 != model[k].map(Value.string) {
+                problems.append("key \(k): read \(row), expected \(model[k] ?? "nothing")")
+            }
+        }
+        return problems
+    }
+
+    @Test("primary-key lookups read the current row after updates, deletes, re-inserts, compaction and reopen")
+    func primaryKeyLookupsFollowRows() async throws {
+        let place = Place(.memory)
+        var engine = try await place.open()
+        let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+        var model: [Int64: String] = [:]
+        _ = try await engine.write { txn in
+            for k in Int64(0)..<400 {
+                try txn.insert(table, [.int(k), .string("v\(k)")])
+                model[k] = "v\(k)"
+            }
+        }
+        #expect(try Self.lookupProblems(engine.snapshot(), table, model).isEmpty)
+        // Updates that keep the primary key move the row: the index entry must move with it, within the
+        // transaction (reads of its own writes) and after the commit.
+        _ = try await engine.write { txn in
+            for k in stride(from: Int64(0), to: 400, by: 3) {
+                let object = try #require(txn.object(table, primaryKey: .int(k)))
+                try txn.update(table, object, [(1, .string("u\(k)"))])
+                try txn.update(table, object, [(1, .string("w\(k)"))])
+                model[k] = "w\(k)"
+                let entry = try #require(txn.state.tables.object(table, primaryKey: .int(k)))
+                #expect(entry.location == txn.state.rowLocation(table, object))
+            }
+        }
+        #expect(try Self.lookupProblems(engine.snapshot(), table, model).isEmpty)
+        // Deletes, inserts under new keys and a rolled-back transaction.
+        _ = try await engine.write { txn in
+            for k in stride(from: Int64(1), to: 400, by: 5) {
+                let object = try #require(txn.object(table, primaryKey: .int(k)))
+                if k % 2 == 0 {
+                    try txn.delete(table, object)
+                    model[k] = nil
+                } else {
+                    // A primary key cannot change: the object is replaced by a new one.
+                    try txn.delete(table, object)
+                    try txn.insert(table, [.int(k + 1000), .string("moved \(k)")])
+                    model[k + 1000] = "moved \(k)"
+                    model[k] = nil
+                }
+            }
+        }
+        let rolledBack = try await engine.beginWrite()
+        for k in Int64(2)..<40 {
+            if let object = rolledBack.object(table, primaryKey: .int(k)) {
+                try rolledBack.update(table, object, [(1, .string("rolled back"))])
+            }
+        }
+        rolledBack.rollback()
+        let beforeCompaction = try Self.lookupProblems(engine.snapshot(), table, model)
+        #expect(beforeCompaction.isEmpty, "\(beforeCompaction.prefix(3))")
+        // Compaction moves every row; then more updates, and a reopen (the index rebuilt by replay).
+        try await engine.compact()
+        let afterCompaction = try Self.lookupProblems(engine.snapshot(), table, model)
+        #expect(afterCompaction.isEmpty, "\(afterCompaction.prefix(3))")
+        _ = try await engine.write { txn in
+            for k in stride(from: Int64(0), to: 400, by: 7) {
+                guard let object = txn.object(table, primaryKey: .int(k)) else { continue }
+                try txn.update(table, object, [(1, .string("after \(k)"))])
+                model[k] = "after \(k)"
+            }
+        }
+        #expect(try Self.lookupProblems(engine.snapshot(), table, model).isEmpty)
+        await engine.close()
+        engine = try await place.open()
+        let reopened = try Self.lookupProblems(engine.snapshot(), table, model)
+        #expect(reopened.isEmpty, "\(reopened.prefix(3))")
+        await engine.close()
     }
 }
 

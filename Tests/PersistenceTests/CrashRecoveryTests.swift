@@ -65,6 +65,9 @@ struct CrashRecoveryTests {
     static func kvContents(_ engine: StorageEngine) throws -> [Int64: String] {
         let snapshot = try engine.snapshot()
         guard let table = snapshot.tableID(named: "KV") else { return [:] }
+        // Recovery rebuilt the primary-key index by replay: its row locations must be the rows'.
+        let problems = primaryIndexLocationProblems(snapshot.state)
+        #expect(problems.isEmpty, "\(problems.prefix(3))")
         var result: [Int64: String] = [:]
         for (key, _) in snapshot.keys(table) {
             guard case .int(let k) = try snapshot.value(table, key, column: 0),

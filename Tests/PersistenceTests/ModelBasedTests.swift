@@ -30,6 +30,8 @@ struct ModelBasedTests {
             seen += 1
         }
         #expect(seen == model.count)
+        let problems = primaryIndexLocationProblems(store.state)
+        #expect(problems.isEmpty, "\(problems.prefix(3))")
     }
 
     @Test("100k random operations agree with a Dictionary; held snapshots never change")

@@ -109,7 +109,7 @@ enum IndexPlanner {
             return ascendingFromConstant  // below the constant for `>`: keep going; past it for `<`: stop
         }
         if tableState.schema.primaryKeyColumn == test.column {
-            tableState.primaryIndex.forEach(from: start, inclusive: true) { key, object in visit(key, object) }
+            tableState.primaryIndex.forEach(from: start, inclusive: true) { key, entry in visit(key, entry.object) }
         } else if let index = tableState.indexes[test.column] {
             index.forEach(from: IndexEntry(start, ObjectKey(Int64.min)), inclusive: true) { entry, _ in
                 visit(entry.key, entry.object)

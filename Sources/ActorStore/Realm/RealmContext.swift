@@ -276,11 +276,9 @@ final class RealmContext {
     /// The object of the class of `binding` whose primary-key index entry is `primaryKey`, or nil if there
     /// is none in the current version.
     func object(_ binding: TableBinding, primaryKey: IndexKey) -> ObjectBase? {
-        let table = binding.tableID
-        guard let key = objectKey(table, primaryKey: primaryKey), let location = location(table, key) else {
-            return nil
-        }
-        return makeObject(binding, key, location: location)
+        // One walk: the primary-key index holds the row's location too.
+        guard let entry = primaryKeyEntry(binding.tableID, primaryKey: primaryKey) else { return nil }
+        return makeObject(binding, entry.object, location: entry.location)
     }
 
     // `location` and `objectKey` read the version's trees in place. Going through `state` would copy the
@@ -293,8 +291,9 @@ final class RealmContext {
         return snapshot.state.tables.rowLocation(table, key)
     }
 
-    /// The object of `table` whose primary-key index entry is `primaryKey` in the current version, or nil.
-    func objectKey(_ table: TableID, primaryKey: IndexKey) -> ObjectKey? {
+    /// The object of `table` whose primary-key index entry is `primaryKey` in the current version, and
+    /// where its row is, or nil.
+    func primaryKeyEntry(_ table: TableID, primaryKey: IndexKey) -> PrimaryKeyEntry? {
         if let session { return session.transaction.state.tables.object(table, primaryKey: primaryKey) }
         return snapshot.state.tables.object(table, primaryKey: primaryKey)
     }

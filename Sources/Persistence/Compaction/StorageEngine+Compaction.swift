@@ -234,6 +234,9 @@ struct CompactedFile {
                 if chunk.count >= 1 << 22 { try flush() }
             }
             result.tables[table.id]!.rows = PersistentBTree(sortedUniqueElements: rows, token: token)
+            if !table.primaryIndex.isEmpty {
+                result.tables[table.id]!.primaryIndex = try Self.relocated(table.primaryIndex, rows, token: token)
+            }
         }
         try flush()
         let payloadCRC = crc.value
@@ -245,6 +248,32 @@ struct CompactedFile {
         result.endOffset = end
         state = result
         try remap()
+    }
+
+    /// The primary-key index `index` with each entry's row location replaced by the object's location in
+    /// the rewritten file: `rows` holds every object of the table with its new location, in key order.
+    /// Built in one ordered pass (the index keeps its key order), each location found by binary search.
+    ///
+    /// - Throws: `.corrupted` if the index names an object that has no row.
+    /// - Complexity: O(n log n).
+    static func relocated(
+        _ index: PersistentBTree<IndexKey, PrimaryKeyEntry>, _ rows: [(ObjectKey, RowLocation)], token: MutationToken
+    ) throws(StorageError) -> PersistentBTree<IndexKey, PrimaryKeyEntry> {
+        var entries: [(IndexKey, PrimaryKeyEntry)] = []
+        entries.reserveCapacity(index.count)
+        for (value, entry) in index {
+            var low = 0
+            var high = rows.count
+            while low < high {
+                let middle = (low &+ high) &>> 1
+                if rows[middle].0 < entry.object { low = middle &+ 1 } else { high = middle }
+            }
+            guard low < rows.count, rows[low].0 == entry.object else {
+                throw StorageError(.corrupted, "The primary-key index names an object that has no row.")
+            }
+            entries.append((value, PrimaryKeyEntry(object: entry.object, location: rows[low].1)))
+        }
+        return PersistentBTree(sortedUniqueElements: entries, token: token)
     }
 
     /// Copies the source records in `sourceEnd ..< upTo` (whole, verified records) and replays them.

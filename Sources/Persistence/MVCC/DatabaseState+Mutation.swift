@@ -40,9 +40,14 @@ extension DatabaseState {
         if let pk = table.schema.primaryKeyColumn {
             let newKey = try indexKey(newRow, pk, columns[pk].type)
             let oldKey = try oldRow.map { (row) throws(StorageError) in try indexKey(row, pk, columns[pk].type) }
+            // The entry carries the row's location, so it changes with every upsert, not only when the
+            // primary key does.
+            let entry = PrimaryKeyEntry(object: key, location: location)
             if newKey != oldKey {
                 // One walk: insert, and put the displaced owner back if there was one.
-                if let displaced = table.primaryIndex.updateValue(key, forKey: newKey, token: token), displaced != key {
+                if let displaced = table.primaryIndex.updateValue(entry, forKey: newKey, token: token),
+                    displaced.object != key
+                {
                     table.primaryIndex.updateValue(displaced, forKey: newKey, token: token)
                     throw StorageError(
                         .primaryKeyExists,
@@ -50,6 +55,8 @@ extension DatabaseState {
                             + "Use update: .modified or .all to update it.")
                 }
                 if let oldKey { table.primaryIndex.removeValue(forKey: oldKey, token: token) }
+            } else {
+                table.primaryIndex.updateValue(entry, forKey: newKey, token: token)
             }
         }
         for column in table.indexes.keys {

@@ -11,6 +11,22 @@ package struct RowLocation: Hashable, Sendable {
     }
 }
 
+/// An entry of the primary-key index: the object with that primary key, and where its current row is.
+///
+/// The location duplicates the object's entry in ``TableState/rows`` so that a primary-key lookup is one
+/// tree walk instead of two (primary key → object, then object → row). The index is in memory only
+/// (open rebuilds it by replaying the log), and ``DatabaseState/applyUpsert`` — the one place a row
+/// moves, whether a transaction, replay or compaction catch-up moves it — and compaction's rewrite keep
+/// the two equal.
+package struct PrimaryKeyEntry: Hashable, Sendable {
+    package var object: ObjectKey
+    package var location: RowLocation
+    package init(object: ObjectKey, location: RowLocation) {
+        self.object = object
+        self.location = location
+    }
+}
+
 /// A placeholder value for index trees that are sets of keys.
 package struct Present: Hashable, Sendable {
     package init() {}
@@ -121,8 +137,8 @@ package struct TableState: Sendable {
     /// The key the next inserted row gets. Never decreases, so keys are never reused.
     package var nextKey: Int64
     package var rows: PersistentBTree<ObjectKey, RowLocation>
-    /// Primary-key value → object, when the table has a primary key.
-    package var primaryIndex: PersistentBTree<IndexKey, ObjectKey>
+    /// Primary-key value → object and its current row location, when the table has a primary key.
+    package var primaryIndex: PersistentBTree<IndexKey, PrimaryKeyEntry>
     /// Secondary indexes by column number.
     package var indexes: [Int: PersistentBTree<IndexEntry, Present>]
 

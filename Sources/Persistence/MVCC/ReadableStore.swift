@@ -63,7 +63,7 @@ extension ReadableStore {
     package func objects(_ table: TableID, column: Int, equalTo value: Value) -> [ObjectKey]? {
         guard let tableState = state.tables[table], let key = IndexKey(value) else { return nil }
         if tableState.schema.primaryKeyColumn == column {
-            return tableState.primaryIndex.value(forKey: key).map { [$0] } ?? []
+            return tableState.primaryIndex.value(forKey: key).map { [$0.object] } ?? []
         }
         guard let index = tableState.indexes[column] else { return nil }
         var result: [ObjectKey] = []

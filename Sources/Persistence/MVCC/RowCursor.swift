@@ -45,6 +45,6 @@ extension DatabaseState {
     /// The object whose primary key is `value`, or nil. O(log n).
     package func object(_ table: TableID, primaryKey value: Value) -> ObjectKey? {
         guard let key = IndexKey(value) else { return nil }
-        return tables.object(table, primaryKey: key)
+        return tables.object(table, primaryKey: key)?.object
     }
 }

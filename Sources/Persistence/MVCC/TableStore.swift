@@ -39,15 +39,23 @@ package struct TableStore: Sendable {
         return slots.withUnsafeBufferPointer { $0[i]?.rows.value(forKey: key) }
     }
 
-    /// The object whose primary-key index entry is `key` in table `id`, or nil; in place, as
-    /// ``rowLocation(_:_:)``.
+    /// The object whose primary-key index entry is `key` in table `id`, and where its row is, or nil; in
+    /// place, as ``rowLocation(_:_:)``. One tree walk: the primary-key index holds the row location too.
     ///
     /// - Complexity: O(log n); no allocation, no reference counting.
     @inline(__always)
-    package func object(_ id: TableID, primaryKey key: IndexKey) -> ObjectKey? {
+    package func object(_ id: TableID, primaryKey key: IndexKey) -> PrimaryKeyEntry? {
         let i = Int(id.rawValue)
         guard i < slots.count else { return nil }
         return slots.withUnsafeBufferPointer { $0[i]?.primaryIndex.value(forKey: key) }
+    }
+
+    /// Whether table `id` exists; in place, as ``rowLocation(_:_:)``.
+    @inline(__always)
+    package func contains(_ id: TableID) -> Bool {
+        let i = Int(id.rawValue)
+        guard i < slots.count else { return false }
+        return slots.withUnsafeBufferPointer { $0[i] != nil }
     }
 
     /// Takes a table out (so it can be mutated without another reference to its trees), or nil.

@@ -79,3 +79,26 @@ extension ReadableStore {
         return result
     }
 }
+
+/// Where the primary-key index of `state` disagrees with its rows: each index entry must carry the
+/// current location of its object's row (lookups read the row through it without a second walk), and
+/// each row must have exactly one entry. Empty when consistent.
+func primaryIndexLocationProblems(_ state: DatabaseState) -> [String] {
+    var problems: [String] = []
+    for table in state.orderedTables where table.schema.primaryKeyColumn != nil {
+        let name = table.schema.name
+        if table.primaryIndex.count != table.rows.count {
+            problems.append("\(name): \(table.primaryIndex.count) primary-key entries for \(table.rows.count) rows")
+        }
+        for (value, entry) in table.primaryIndex {
+            guard let location = table.rows.value(forKey: entry.object) else {
+                problems.append("\(name): primary key \(value) names \(entry.object), which has no row")
+                continue
+            }
+            if location != entry.location {
+                problems.append("\(name): primary key \(value) holds \(entry.location), the row is at \(location)")
+            }
+        }
+    }
+    return problems
+}
