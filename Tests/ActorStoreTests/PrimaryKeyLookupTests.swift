@@ -114,6 +114,47 @@ struct PrimaryKeyLookupTests {
             )
         }
         #expect(literal.0 == "n1" && literal.1 == "none")
+
+        // The frozen forms find exactly what the live ones find.
+        let frozen = await realm.freeze()
+        func frozenBoth<T: Object, K: _PersistableScalar>(
+            _ type: T.Type, _ key: K, _ boxed: Any?, _ read: (Frozen<T>) -> String
+        ) -> String {
+            let typed = frozen.object(ofType: type, forPrimaryKey: key).map(read) ?? "nil"
+            let untyped = frozen.object(ofType: type, forPrimaryKey: boxed).map(read) ?? "nil"
+            return typed == untyped ? typed : "typed \(typed) but Any? \(untyped)"
+        }
+        let name: (Frozen<LookupIntKeyed>) -> String = { $0.name }
+        let frozenResults = [
+            frozenBoth(LookupIntKeyed.self, 2, 2, name),
+            frozenBoth(LookupIntKeyed.self, -5, -5, name),
+            frozenBoth(LookupIntKeyed.self, Int.max, Int.max, name),
+            frozenBoth(LookupIntKeyed.self, Int.min, Int.min, name),
+            frozenBoth(LookupIntKeyed.self, 3, 3, name),
+            frozenBoth(LookupIntKeyed.self, Int32(1_000), Int32(1_000), name),
+            frozenBoth(LookupIntKeyed.self, Int8(1), Int8(1), name),
+            frozenBoth(LookupIntKeyed.self, Optional(2), Optional(2), name),
+            frozenBoth(LookupIntKeyed.self, Int?.none, Int?.none, name),
+            frozenBoth(LookupIntKeyed.self, "2", "2", name),
+            frozenBoth(LookupIntKeyed.self, 2.5, 2.5, name),
+            frozenBoth(LookupStringKeyed.self, "a", "a") { "\($0.age)" },
+            frozenBoth(LookupStringKeyed.self, "", "") { "\($0.age)" },
+            frozenBoth(LookupStringKeyed.self, "b", "b") { "\($0.age)" },
+            frozenBoth(LookupStringKeyed.self, 1, 1) { "\($0.age)" },
+            frozenBoth(LookupOptionalKeyed.self, Optional(7), Optional(7)) { $0.name },
+            frozenBoth(LookupOptionalKeyed.self, 7, 7) { $0.name },
+            frozenBoth(LookupOptionalKeyed.self, Int?.none, Int?.none) { $0.name },
+            frozenBoth(LookupOptionalKeyed.self, Optional(8), Optional(8)) { $0.name },
+            frozenBoth(LookupUUIDKeyed.self, uuid, uuid) { $0.name },
+            frozenBoth(LookupUUIDKeyed.self, uuid.uuidString, uuid.uuidString) { $0.name },
+            frozenBoth(LookupUUIDKeyed.self, UUID(), UUID()) { $0.name },
+            frozenBoth(LookupObjectIdKeyed.self, objectId, objectId) { $0.name },
+            frozenBoth(LookupObjectIdKeyed.self, objectId.stringValue, objectId.stringValue) { $0.name },
+            frozenBoth(LookupObjectIdKeyed.self, ObjectId.generate(), ObjectId.generate()) { $0.name },
+        ]
+        #expect(frozenResults == results)
+        #expect(frozen.object(ofType: LookupIntKeyed.self, forPrimaryKey: 1)?.name == "n1")
+        #expect(frozen.object(ofType: LookupOptionalKeyed.self, forPrimaryKey: nil)?.name == "none")
     }
 
     @Test func deletedAndUncommittedObjects() async throws {

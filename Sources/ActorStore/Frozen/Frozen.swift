@@ -25,7 +25,11 @@ final class FrozenContext: Sendable {
     }
 
     func binding(for type: ObjectBase.Type) -> TableBinding? {
-        if let binding = bindings.binding(for: type), snapshot.tableSchema(binding.tableID) != nil { return binding }
+        // `state.tables.contains` reads the table's slot in place; `tableSchema(_:)` copied the table out of
+        // the state (retaining and releasing its trees), a measurable share of every frozen lookup.
+        if let binding = bindings.binding(for: type), snapshot.state.tables.contains(binding.tableID) {
+            return binding
+        }
         let info = ClassRegistry.info(for: type)
         guard let id = snapshot.tableID(named: info.className), let schema = snapshot.tableSchema(id) else {
             return nil
@@ -40,10 +44,17 @@ final class FrozenContext: Sendable {
         return Frozen(context: self, binding: binding, key: key, location: location)
     }
 
+    /// The object of the class of `binding` whose primary-key index entry is `primaryKey`, or nil: one
+    /// walk of the primary-key index, whose entry holds the row's location.
+    func frozen<T: ObjectBase>(_ type: T.Type, _ binding: TableBinding, primaryKey: IndexKey) -> Frozen<T>? {
+        guard let entry = snapshot.state.tables.object(binding.tableID, primaryKey: primaryKey) else { return nil }
+        return Frozen(context: self, binding: binding, key: entry.object, location: entry.location)
+    }
+
     func value(at location: RowLocation, column: Int, type: ColumnType) -> Value {
         // Frozen reads cannot throw; a row that fails to decode (the file was changed behind the engine's
-        // back) reads as null.
-        (try? snapshot.withRowBytes(at: location) { (row) throws(StorageError) in
+        // back) reads as null. Through the region: a call on `snapshot` may copy it (its state's roots).
+        (try? Snapshot.withRowBytes(in: snapshot.region, at: location) { (row) throws(StorageError) in
             try row.value(at: column, type: type)
         }) ?? .null
     }
@@ -80,11 +91,28 @@ public struct FrozenRealm: Sendable {
     /// The object of a class with a primary key value at this version, or nil.
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: Any?) -> Frozen<T>? {
         guard let binding = context.binding(for: type), let primaryKey = binding.info.primaryKey,
-            let converted = primaryKey.accessor.fromAny(key ?? NSNull())
+            let converted = primaryKey.accessor.fromAny(key ?? NSNull()),
+            let indexKey = IndexKey(primaryKey.accessor.encode(converted, _Encoder(session: nil)))
         else { return nil }
-        let value = primaryKey.accessor.encode(converted, _Encoder(session: nil))
-        guard let objectKey = context.snapshot.state.object(binding.tableID, primaryKey: value) else { return nil }
-        return context.frozen(type, objectKey)
+        return context.frozen(type, binding, primaryKey: indexKey)
+    }
+
+    /// The object of a class with a primary key value at this version, or nil: the same as
+    /// ``object(ofType:forPrimaryKey:)-(_,Any?)``, chosen by the compiler when the key's type is known. When
+    /// it is the primary key's type, the key is encoded directly instead of being boxed in `Any` and
+    /// converted by a dynamic cast; a key of another type converts exactly as the `Any?` form converts it.
+    public func object<T: Object, Key: _PersistableScalar>(
+        ofType type: T.Type, forPrimaryKey key: Key
+    ) -> Frozen<T>? {
+        guard let binding = context.binding(for: type), let primaryKey = binding.info.primaryKey else { return nil }
+        guard primaryKey.kind.swiftType == Key.self else {
+            let stored = key._rlmToStored.raw
+            // A nil optional is what the `Any?` form receives as nil, not an `Any` holding `Optional.none`.
+            if case .null = stored { return object(ofType: type, forPrimaryKey: nil) }
+            return object(ofType: type, forPrimaryKey: key as Any)
+        }
+        guard let indexKey = IndexKey(key._rlmToStored.raw) else { return nil }
+        return context.frozen(type, binding, primaryKey: indexKey)
     }
 
     /// Whether the version holds no objects.
