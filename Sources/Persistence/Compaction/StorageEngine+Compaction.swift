@@ -252,16 +252,14 @@ struct CompactedFile {
 
     /// The primary-key index `index` with each entry's row location replaced by the object's location in
     /// the rewritten file: `rows` holds every object of the table with its new location, in key order.
-    /// Built in one ordered pass (the index keeps its key order), each location found by binary search.
+    /// Rebuilt in one ordered pass (the index keeps its key order), each location found by binary search.
     ///
     /// - Throws: `.corrupted` if the index names an object that has no row.
     /// - Complexity: O(n log n).
     static func relocated(
-        _ index: PersistentBTree<IndexKey, PrimaryKeyEntry>, _ rows: [(ObjectKey, RowLocation)], token: MutationToken
-    ) throws(StorageError) -> PersistentBTree<IndexKey, PrimaryKeyEntry> {
-        var entries: [(IndexKey, PrimaryKeyEntry)] = []
-        entries.reserveCapacity(index.count)
-        for (value, entry) in index {
+        _ index: PrimaryIndex, _ rows: [(ObjectKey, RowLocation)], token: MutationToken
+    ) throws(StorageError) -> PrimaryIndex {
+        try index.relocated(token: token) { (entry) throws(StorageError) in
             var low = 0
             var high = rows.count
             while low < high {
@@ -271,9 +269,8 @@ struct CompactedFile {
             guard low < rows.count, rows[low].0 == entry.object else {
                 throw StorageError(.corrupted, "The primary-key index names an object that has no row.")
             }
-            entries.append((value, PrimaryKeyEntry(object: entry.object, location: rows[low].1)))
+            return rows[low].1
         }
-        return PersistentBTree(sortedUniqueElements: entries, token: token)
     }
 
     /// Copies the source records in `sourceEnd ..< upTo` (whole, verified records) and replays them.

@@ -154,7 +154,7 @@ extension DatabaseState {
             table.schema = entry.schema
             table.nextKey = max(table.nextKey, entry.nextKey)
             if rebuild || tables[entry.id] == nil {
-                table.primaryIndex = PersistentBTree()
+                table.primaryIndex = PrimaryIndex()
                 table.indexes = [:]
                 for (i, column) in entry.schema.columns.enumerated() where column.isIndexed && !column.isPrimaryKey {
                     table.indexes[i] = PersistentBTree()
@@ -184,7 +184,7 @@ extension DatabaseState {
             var table = tables[id]!
             let rows = table.rows
             table.rows = PersistentBTree()
-            table.primaryIndex = PersistentBTree()
+            table.primaryIndex = PrimaryIndex()
             for column in table.indexes.keys { table.indexes[column] = PersistentBTree() }
             tables[id] = table
             for (key, location) in rows {

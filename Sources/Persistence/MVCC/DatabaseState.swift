@@ -138,7 +138,7 @@ package struct TableState: Sendable {
     package var nextKey: Int64
     package var rows: PersistentBTree<ObjectKey, RowLocation>
     /// Primary-key value → object and its current row location, when the table has a primary key.
-    package var primaryIndex: PersistentBTree<IndexKey, PrimaryKeyEntry>
+    package var primaryIndex: PrimaryIndex
     /// Secondary indexes by column number.
     package var indexes: [Int: PersistentBTree<IndexEntry, Present>]
 
@@ -147,7 +147,7 @@ package struct TableState: Sendable {
         self.schema = schema
         nextKey = 0
         rows = PersistentBTree()
-        primaryIndex = PersistentBTree()
+        primaryIndex = PrimaryIndex()
         indexes = [:]
         for (i, column) in schema.columns.enumerated() where column.isIndexed && !column.isPrimaryKey {
             indexes[i] = PersistentBTree()

@@ -90,14 +90,21 @@ func primaryIndexLocationProblems(_ state: DatabaseState) -> [String] {
         if table.primaryIndex.count != table.rows.count {
             problems.append("\(name): \(table.primaryIndex.count) primary-key entries for \(table.rows.count) rows")
         }
-        for (value, entry) in table.primaryIndex {
+        var previous: IndexKey? = nil
+        table.primaryIndex.forEach(from: nil, inclusive: true) { value, entry in
+            if let previous, !(previous < value) { problems.append("\(name): \(value) follows \(previous)") }
+            previous = value
+            if table.primaryIndex.value(forKey: value) != entry {
+                problems.append("\(name): primary key \(value) is visited but not found")
+            }
             guard let location = table.rows.value(forKey: entry.object) else {
                 problems.append("\(name): primary key \(value) names \(entry.object), which has no row")
-                continue
+                return true
             }
             if location != entry.location {
                 problems.append("\(name): primary key \(value) holds \(entry.location), the row is at \(location)")
             }
+            return true
         }
     }
     return problems
