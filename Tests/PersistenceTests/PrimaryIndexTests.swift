@@ -102,4 +102,42 @@ struct PrimaryIndexTests {
             }
         }
     }
+
+    @Test("compaction's relocation finds every object: in order, dense, sparse and out of order; a missing one throws")
+    func compactionRelocation() throws {
+        var rng = SplitMix64(seed: testSeed("relocation"))
+        // Sparse keys (every third deleted), with a dense run at the start.
+        let keys = (0..<50).map { Int64($0) } + stride(from: Int64(50), to: 3_000, by: 3).map { $0 }
+        let rows = keys.map { (ObjectKey($0), RowLocation(offset: UInt64($0) * 10 + 1, length: UInt32($0 % 97))) }
+        var index = PrimaryIndex()
+        let token = MutationToken.next()
+        // Primary keys in key order for some objects, shuffled for the others, and string keys.
+        var shuffled = keys.shuffled(using: &rng)
+        for (i, key) in keys.enumerated() {
+            let primaryKey: IndexKey
+            switch i % 3 {
+            case 0: primaryKey = .int(key)
+            case 1: primaryKey = .int(-shuffled.removeLast() - 10_000)
+            default: primaryKey = .string("s\(Int.random(in: 0..<1_000_000, using: &rng))-\(key)")
+            }
+            index.updateValue(
+                PrimaryKeyEntry(object: ObjectKey(key), location: RowLocation(offset: 0, length: 0)),
+                forKey: primaryKey,
+                token: token)
+        }
+        let relocated = try CompactedFile.relocated(index, rows, token: MutationToken.next())
+        var checked = 0
+        relocated.forEach(from: nil, inclusive: true) { _, entry in
+            let raw = entry.object.rawValue
+            #expect(entry.location == RowLocation(offset: UInt64(raw) * 10 + 1, length: UInt32(raw % 97)))
+            checked += 1
+            return true
+        }
+        #expect(checked == keys.count)
+        // An entry whose object has no row: the file is inconsistent, which compaction reports.
+        index.updateValue(
+            PrimaryKeyEntry(object: ObjectKey(52), location: RowLocation(offset: 0, length: 0)), forKey: .int(-1),
+            token: token)
+        #expect(throws: StorageError.self) { _ = try CompactedFile.relocated(index, rows, token: MutationToken.next()) }
+    }
 }
