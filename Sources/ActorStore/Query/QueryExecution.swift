@@ -167,7 +167,7 @@ struct QueryExecutor {
     private func scan<S: ReadableStore>(_ store: S, _ node: PlanNode, table: TableID, limit: Int) -> [ObjectKey] {
         var result: [ObjectKey] = []
         var cursor = store.state.rowCursor(table)
-        if let test = Self.rowOnly(node) {
+        if let test = Self.rowOnly(node)?.test {
             // Every condition reads the object's own row: no scope, no recursion.
             while let row = cursor.next() {
                 if (try? store.withRowBytes(at: row.location, { (view) throws(StorageError) in test(view) })) ?? false {
@@ -192,23 +192,29 @@ struct QueryExecutor {
     }
 
     /// `node` as one test of the object's row, when every part of it is a row test.
-    static func rowOnly(_ node: PlanNode) -> ((RowView) -> Bool)? {
+    static func rowOnly(_ node: PlanNode) -> RowPredicate? {
         switch node {
-        case .rowTest(let test): return test.test
-        case .constant(let value): return { _ in value }
-        case .not(let inner): return rowOnly(inner).map { test in { !test($0) } }
+        case .rowTest(let test): return RowPredicate(test.test)
+        case .constant(let value): return RowPredicate { _ in value }
+        case .not(let inner):
+            guard let test = rowOnly(inner)?.test else { return nil }
+            return RowPredicate { !test($0) }
         case .and(let parts):
             let tests = parts.compactMap(rowOnly)
             guard tests.count == parts.count else { return nil }
             if tests.count == 2 {
-                let (a, b) = (tests[0], tests[1])
-                return { a($0) && b($0) }
+                let (a, b) = (tests[0].test, tests[1].test)
+                return RowPredicate { a($0) && b($0) }
             }
-            return { row in tests.allSatisfy { $0(row) } }
+            return RowPredicate { row in tests.allSatisfy { $0.test(row) } }
         case .or(let parts):
             let tests = parts.compactMap(rowOnly)
             guard tests.count == parts.count else { return nil }
-            return { row in tests.contains { $0(row) } }
+            if tests.count == 2 {
+                let (a, b) = (tests[0].test, tests[1].test)
+                return RowPredicate { a($0) || b($0) }
+            }
+            return RowPredicate { row in tests.contains { $0.test(row) } }
         default: return nil
         }
     }

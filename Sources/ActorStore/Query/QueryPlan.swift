@@ -173,6 +173,17 @@ indirect enum PlanNode {
     case between(PlanOperand, Value, Value, QueryQuantifier?)
 }
 
+/// A compiled test of a row (see `RowTests`).
+///
+/// A struct rather than a bare function type: `Optional` and `Array` hold a bare function value in its most
+/// general representation (its argument passed indirectly), so a closure taken out of one and called was
+/// wrapped in a reabstraction thunk that copied the row view on every call — two thunks per condition per
+/// row, about a fifth of a scan's time. A struct's stored closure keeps its own representation.
+struct RowPredicate {
+    let test: (RowView) -> Bool
+    init(_ test: @escaping (RowView) -> Bool) { self.test = test }
+}
+
 /// A compiled test of one row (see `RowTests`), with the comparison it came from (for index planning).
 struct RowTest {
     let column: Int

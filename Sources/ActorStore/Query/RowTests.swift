@@ -16,7 +16,7 @@ enum RowTests {
         else { return nil }
         let column = step.column
         let optional = step.type.isOptional
-        let test: ((RowView) -> Bool)?
+        let test: RowPredicate?
         switch (step.type.scalar, rhs) {
         case (.int8, .constant(let value)), (.int16, .constant(let value)), (.int32, .constant(let value)),
             (.int64, .constant(let value)):
@@ -39,7 +39,8 @@ enum RowTests {
         }
         return test.map {
             .rowTest(
-                RowTest(column: column, scalar: step.type.scalar, op: op, operand: rhs, options: options, test: $0))
+                RowTest(
+                    column: column, scalar: step.type.scalar, op: op, operand: rhs, options: options, test: $0.test))
         }
     }
 
@@ -66,30 +67,30 @@ enum RowTests {
 
     private static func integer(
         _ column: Int, _ scalar: ScalarType, _ optional: Bool, _ op: QueryOperator, _ value: Value
-    ) -> ((RowView) -> Bool)? {
+    ) -> RowPredicate? {
         let nullMatches = nullResult(op, value)
         switch value {
         case .null:
-            return { row in
+            return RowPredicate { row in
                 let isNull = ((try? row.int64(at: column, type: scalar, optional: optional)) ?? nil) == nil
                 return isNull ? nullMatches : !nullMatches
             }
         case .int(let c):
-            return { row in
+            return RowPredicate { row in
                 guard let x = try? row.int64(at: column, type: scalar, optional: optional) else { return nullMatches }
                 return compare(x, op, c)
             }
         case .double, .float:
             guard let c = QueryValues.double(value) else { return nil }
             if let exact = Int64(exactly: c) {
-                return { row in
+                return RowPredicate { row in
                     guard let x = try? row.int64(at: column, type: scalar, optional: optional) else {
                         return nullMatches
                     }
                     return compare(x, op, exact)
                 }
             }
-            return { row in
+            return RowPredicate { row in
                 guard let x = try? row.int64(at: column, type: scalar, optional: optional) else { return nullMatches }
                 return c.isNaN ? op == .notEqual : compare(Double(x), op, c)
             }
@@ -99,7 +100,7 @@ enum RowTests {
 
     private static func integerIn(
         _ column: Int, _ scalar: ScalarType, _ optional: Bool, _ op: QueryOperator, _ values: [Value]
-    ) -> ((RowView) -> Bool)? {
+    ) -> RowPredicate? {
         guard op == .in else { return nil }
         var set = Set<Int64>()
         var matchesNull = false
@@ -112,7 +113,7 @@ enum RowTests {
             default: return nil
             }
         }
-        return { row in
+        return RowPredicate { row in
             guard let x = try? row.int64(at: column, type: scalar, optional: optional) else { return matchesNull }
             return set.contains(x)
         }
@@ -120,12 +121,12 @@ enum RowTests {
 
     private static func floating(
         _ column: Int, _ optional: Bool, _ op: QueryOperator, _ value: Value, date: Bool
-    ) -> ((RowView) -> Bool)? {
+    ) -> RowPredicate? {
         let nullMatches = nullResult(op, value)
         let constant: Double
         switch value {
         case .null:
-            return { row in
+            return RowPredicate { row in
                 let isNull = ((try? row.double(at: column, optional: optional)) ?? nil) == nil
                 return isNull ? nullMatches : !nullMatches
             }
@@ -136,7 +137,7 @@ enum RowTests {
         default: return nil
         }
         guard op != .in else { return nil }
-        return { row in
+        return RowPredicate { row in
             guard let x = try? row.double(at: column, optional: optional) else { return nullMatches }
             return compare(x, op, constant)
         }
@@ -145,7 +146,7 @@ enum RowTests {
     private static func boolean(
         _ column: Int, _ optional: Bool, _ op: QueryOperator, _ value: Value
     )
-        -> ((RowView) -> Bool)?
+        -> RowPredicate?
     {
         let nullMatches = nullResult(op, value)
         guard op == .equal || op == .notEqual || op == .in else { return nil }
@@ -155,7 +156,7 @@ enum RowTests {
         case .bool(let b): constant = b
         default: return nil
         }
-        return { row in
+        return RowPredicate { row in
             guard let x = try? row.bool(at: column, optional: optional) else { return nullMatches }
             guard let constant else { return !nullMatches }
             return (x == constant) == (op != .notEqual)
@@ -176,11 +177,11 @@ enum RowTests {
 
     private static func string(
         _ column: Int, _ optional: Bool, _ op: QueryOperator, _ value: Value, _ options: QueryOptions
-    ) -> ((RowView) -> Bool)? {
+    ) -> RowPredicate? {
         let nullMatches = nullResult(op, value)
         guard case .string(let constantString) = value else {
             guard value.isNull else { return nil }
-            return { row in
+            return RowPredicate { row in
                 guard let read = utf8(row, column, optional) else { return false }
                 return read == nil ? nullMatches : !nullMatches
             }
@@ -188,14 +189,14 @@ enum RowTests {
         if !options.isEmpty {
             // Folding needs the decoded string.
             let folded = QueryValues.fold(constantString, options)
-            return { row in
+            return RowPredicate { row in
                 guard let s = try? row.string(at: column, optional: optional) else { return nullMatches }
                 return QueryValues.test(.string(s), op, .string(folded), options)
             }
         }
         let needle = Array(constantString.utf8)
         let pattern = Array(constantString.unicodeScalars)
-        return { row in
+        return RowPredicate { row in
             guard let read = utf8(row, column, optional) else { return false }
             guard let bytes = read else { return nullMatches }
             return needle.withUnsafeBytes { n in
@@ -227,7 +228,7 @@ enum RowTests {
         return memcmp(pa + offset, pb, b.count) == 0
     }
 
-    private static func stringIn(_ column: Int, _ optional: Bool, _ values: [Value]) -> ((RowView) -> Bool)? {
+    private static func stringIn(_ column: Int, _ optional: Bool, _ values: [Value]) -> RowPredicate? {
         var set = Set<[UInt8]>()
         var matchesNull = false
         for value in values {
@@ -237,7 +238,7 @@ enum RowTests {
             default: return nil
             }
         }
-        return { row in
+        return RowPredicate { row in
             guard let read = utf8(row, column, optional) else { return false }
             guard let bytes = read else { return matchesNull }
             return set.contains(Array(bytes))
