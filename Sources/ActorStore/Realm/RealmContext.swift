@@ -298,6 +298,24 @@ final class RealmContext {
         return snapshot.state.tables.object(table, primaryKey: primaryKey)
     }
 
+    /// The number of rows of `table` in the current version. O(1), in place (see `location`).
+    func rowCount(_ table: TableID) -> Int {
+        if let session { return session.transaction.state.tables.rowCount(table) }
+        return snapshot.state.tables.rowCount(table)
+    }
+
+    /// The row at rank `offset` of `table` (key order) in the current version, or nil. O(log n), in place.
+    func row(_ table: TableID, at offset: Int) -> (key: ObjectKey, location: RowLocation)? {
+        if let session { return session.transaction.state.tables.row(table, at: offset) }
+        return snapshot.state.tables.row(table, at: offset)
+    }
+
+    /// The rank of row `key` of `table` in the current version, or nil. O(log n), in place.
+    func rowOffset(_ table: TableID, _ key: ObjectKey) -> Int? {
+        if let session { return session.transaction.state.tables.rowOffset(table, key) }
+        return snapshot.state.tables.rowOffset(table, key)
+    }
+
     /// Whether a managed object still exists in the current version.
     func exists(_ object: ObjectBase) -> Bool {
         guard let managed = object._managed else { return false }

@@ -44,14 +44,14 @@ public struct Results<Element: Object>: RandomAccessCollection {
     public var endIndex: Int {
         guard query.isWholeTable else { return keys.count }
         guard let binding else { return 0 }
-        return context.state.rowCount(binding.tableID)
+        return context.rowCount(binding.tableID)
     }
 
     /// The object at `position`. O(log n).
     public subscript(position: Int) -> Element {
         guard let binding else { preconditionFailure("Index \(position) is out of bounds (count 0).") }
         if query.isWholeTable {
-            guard let row = context.state.row(binding.tableID, at: position),
+            guard let row = context.row(binding.tableID, at: position),
                 let object = context.makeObject(binding, row.key, location: row.location) as? Element
             else { preconditionFailure("Index \(position) is out of bounds (count \(count)).") }
             return object
@@ -121,7 +121,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// The position of a managed object in the results, or nil.
     public func index(of object: Element) -> Int? {
         guard let managed = object._managed, managed.context === context else { return nil }
-        if query.isWholeTable { return context.state.rowOffset(binding?.tableID ?? managed.table.tableID, managed.key) }
+        if query.isWholeTable { return context.rowOffset(binding?.tableID ?? managed.table.tableID, managed.key) }
         return keys.firstIndex(of: managed.key)
     }
 

@@ -23,7 +23,7 @@ extension DatabaseState {
     }
 
     /// The number of rows of `table` (0 if there is no such table). O(1).
-    package func rowCount(_ table: TableID) -> Int { tables[table]?.rows.count ?? 0 }
+    package func rowCount(_ table: TableID) -> Int { tables.rowCount(table) }
 
     /// The rows of `table` in key order (empty if there is no such table).
     package func rowCursor(_ table: TableID) -> RowCursor {
@@ -32,14 +32,12 @@ extension DatabaseState {
 
     /// The row at rank `offset` of `table` (0-based, key order). O(log n).
     package func row(_ table: TableID, at offset: Int) -> (key: ObjectKey, location: RowLocation)? {
-        guard let rows = tables[table]?.rows, offset >= 0, offset < rows.count else { return nil }
-        let entry = rows.element(at: offset)
-        return (entry.key, entry.value)
+        tables.row(table, at: offset)
     }
 
     /// The rank of row `key` in `table`, or nil. O(log n).
     package func rowOffset(_ table: TableID, _ key: ObjectKey) -> Int? {
-        tables[table]?.rows.offset(of: key)
+        tables.rowOffset(table, key)
     }
 
     /// The object whose primary key is `value`, or nil. O(log n).

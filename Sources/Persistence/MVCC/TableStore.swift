@@ -50,6 +50,41 @@ package struct TableStore: Sendable {
         return slots.withUnsafeBufferPointer { $0[i]?.primaryIndex.value(forKey: key) }
     }
 
+    /// The number of rows of table `id` (0 if there is no such table); in place, as ``rowLocation(_:_:)``.
+    ///
+    /// - Complexity: O(1); no reference counting.
+    @inline(__always)
+    package func rowCount(_ id: TableID) -> Int {
+        let i = Int(id.rawValue)
+        guard i < slots.count else { return 0 }
+        return slots.withUnsafeBufferPointer { $0[i]?.rows.count ?? 0 }
+    }
+
+    /// The row at rank `offset` of table `id` (0-based, key order), or nil if out of range; in place.
+    ///
+    /// - Complexity: O(log n); no allocation, no reference counting.
+    @inline(__always)
+    package func row(_ id: TableID, at offset: Int) -> (key: ObjectKey, location: RowLocation)? {
+        let i = Int(id.rawValue)
+        guard i < slots.count else { return nil }
+        return slots.withUnsafeBufferPointer { slots -> (key: ObjectKey, location: RowLocation)? in
+            // Each `slots[i]?.rows` reads the tree in place; binding it to a name would copy (retain) it.
+            guard offset >= 0, offset < slots[i]?.rows.count ?? 0, let entry = slots[i]?.rows.element(at: offset)
+            else { return nil }
+            return (entry.key, entry.value)
+        }
+    }
+
+    /// The rank of row `key` in table `id`, or nil; in place.
+    ///
+    /// - Complexity: O(log n); no allocation, no reference counting.
+    @inline(__always)
+    package func rowOffset(_ id: TableID, _ key: ObjectKey) -> Int? {
+        let i = Int(id.rawValue)
+        guard i < slots.count else { return nil }
+        return slots.withUnsafeBufferPointer { $0[i]?.rows.offset(of: key) }
+    }
+
     /// Whether table `id` exists; in place, as ``rowLocation(_:_:)``.
     @inline(__always)
     package func contains(_ id: TableID) -> Bool {
