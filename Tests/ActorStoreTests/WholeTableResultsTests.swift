@@ -62,3 +62,45 @@ struct WholeTableResultsTests {
         #expect(after.0 == 226 && after.1 == nil)
     }
 }
+
+/// A filtered `Results` that scanned the rows keeps the matches' row locations and reads the objects through
+/// them: what it returns must be the current rows, in a read, inside a transaction that changed them, and
+/// when the loop itself changes the objects it iterates.
+@Suite("Filtered results")
+struct FilteredResultsTests {
+    @Test func scannedMatchesReadTheCurrentRows() async throws {
+        var config = Realm.Configuration(inMemoryIdentifier: "Filtered-" + UUID().uuidString)
+        config.objectTypes = [WholeTableItem.self]
+        let realm = try await Realm(configuration: config)
+        try await realm.write { realm in
+            for i in 0..<200 { realm.create(WholeTableItem.self, value: ["id": i, "name": "n\(i % 3)"]) }
+        }
+        let read = try await realm.read { realm in
+            let results = try realm.objects(WholeTableItem.self).filter("name == %@", "n1")
+            return (results.map(\.id), (0..<results.count).map { results[$0].id })
+        }
+        let expected = Array(stride(from: 1, to: 200, by: 3))
+        #expect(read.0 == expected && read.1 == expected)
+        try await realm.write { realm in
+            let results = try realm.objects(WholeTableItem.self).filter("name == %@", "n1")
+            // Rows moved by this transaction: the matches are recomputed, with the new rows.
+            for object in results { object.name = "n1" + "x" }
+            let renamed = try realm.objects(WholeTableItem.self).filter("name == %@", "n1x")
+            #expect(renamed.map(\.id) == expected)
+            #expect((0..<renamed.count).map { renamed[$0].name } == Array(repeating: "n1x", count: expected.count))
+            // Changing the objects during the loop: each one read after the change is its current row.
+            var seen: [String] = []
+            for object in renamed {
+                seen.append(object.name)
+                if object.id + 3 < 200 {
+                    realm.object(ofType: WholeTableItem.self, forPrimaryKey: object.id + 3)?.name = "changed"
+                }
+            }
+            #expect(seen == ["n1x"] + Array(repeating: "changed", count: expected.count - 1))
+        }
+        let after = try await realm.read { realm in
+            try realm.objects(WholeTableItem.self).filter("name == %@", "changed").map(\.id)
+        }
+        #expect(after == Array(expected.dropFirst()))
+    }
+}

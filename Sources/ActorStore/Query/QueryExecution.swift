@@ -99,15 +99,28 @@ struct QueryExecutor {
 
     /// The keys of the matching objects, in the query's order.
     func keys(_ description: QueryDescription) -> [ObjectKey] {
-        guard let table = schema.binding(for: info)?.tableID else { return [] }
+        var locations: [RowLocation]? = nil
+        return keys(description, locations: &locations)
+    }
+
+    /// The keys of the matching objects, in the query's order; and, when `locations` is non-nil on entry and
+    /// the query is a scan of the class's rows with no ordering, the matches' row locations (parallel to the
+    /// keys, read by the scan, so that iterating the matches looks none up). Otherwise `locations` is nil.
+    func keys(_ description: QueryDescription, locations: inout [RowLocation]?) -> [ObjectKey] {
+        if !description.orderings.isEmpty { locations = nil }
+        guard let table = schema.binding(for: info)?.tableID else {
+            locations = nil
+            return []
+        }
         var resolver = QueryResolver(schema: schema, root: info)
         let node: PlanNode?
         do throws(RealmError) {
             node = try description.predicate.map { (p) throws(RealmError) in try resolver.resolve(p) }
         } catch {
+            locations = nil
             return []  // validated when the query was built; the schema cannot have lost the property since
         }
-        var keys = filter(node, table: table, base: description.base, limit: description.scanLimit)
+        var keys = filter(node, table: table, base: description.base, limit: description.scanLimit, &locations)
         for (index, ordering) in description.orderings.enumerated() {
             switch ordering {
             case .sort(let sortKeys):
@@ -125,6 +138,17 @@ struct QueryExecutor {
 
     /// The keys of the objects of `base` matching `node`, in base order, stopping after `limit`.
     func filter(_ node: PlanNode?, table: TableID, base: QueryBase, limit: Int?) -> [ObjectKey] {
+        var locations: [RowLocation]? = nil
+        return filter(node, table: table, base: base, limit: limit, &locations)
+    }
+
+    /// ``filter(_:table:base:limit:)``, also giving the matches' row locations when `locations` is non-nil
+    /// on entry and the filter scans the rows (see ``keys(_:locations:)``); otherwise `locations` is nil.
+    func filter(
+        _ node: PlanNode?, table: TableID, base: QueryBase, limit: Int?, _ locations: inout [RowLocation]?
+    ) -> [ObjectKey] {
+        let collect = locations != nil
+        locations = nil
         let limit = limit ?? Int.max
         var result: [ObjectKey] = []
         if limit == 0 { return result }
@@ -145,10 +169,13 @@ struct QueryExecutor {
                 return result
             }
             // The scan: specialised per store type, as it runs once per object of the class.
+            var found: [RowLocation]? = collect ? [] : nil
+            defer { locations = found }
             switch store {
-            case let snapshot as Snapshot: return scan(snapshot, node, table: table, limit: limit)
-            case let transaction as WriteTransaction: return scan(transaction, node, table: table, limit: limit)
-            default: return scan(store, node, table: table, limit: limit)
+            case let snapshot as Snapshot: return scan(snapshot, node, table: table, limit: limit, &found)
+            case let transaction as WriteTransaction:
+                return scan(transaction, node, table: table, limit: limit, &found)
+            default: return scan(store, node, table: table, limit: limit, &found)
             }
         case .collection, .backlinks:
             let state = store.state
@@ -164,14 +191,23 @@ struct QueryExecutor {
         }
     }
 
-    private func scan<S: ReadableStore>(_ store: S, _ node: PlanNode, table: TableID, limit: Int) -> [ObjectKey] {
+    /// The keys of the rows of `table` that match `node`, in key order, stopping after `limit`; their
+    /// locations too, appended to `locations` unless it is nil.
+    private func scan<S: ReadableStore>(
+        _ store: S, _ node: PlanNode, table: TableID, limit: Int, _ locations: inout [RowLocation]?
+    ) -> [ObjectKey] {
         var result: [ObjectKey] = []
+        // Collected in a local array (not through the inout optional) and handed back at the end.
+        let collect = locations != nil
+        var found: [RowLocation] = []
+        defer { if collect { locations = found } }
         var cursor = store.state.rowCursor(table)
         if let test = Self.rowOnly(node)?.test {
             // Every condition reads the object's own row: no scope, no recursion.
             while let row = cursor.next() {
                 if (try? store.withRowBytes(at: row.location, { (view) throws(StorageError) in test(view) })) ?? false {
                     result.append(row.key)
+                    if collect { found.append(row.location) }
                     if result.count >= limit { break }
                 }
             }
@@ -185,6 +221,7 @@ struct QueryExecutor {
                 }) ?? false
             if matched {
                 result.append(row.key)
+                if collect { found.append(row.location) }
                 if result.count >= limit { break }
             }
         }

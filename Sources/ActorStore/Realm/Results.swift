@@ -32,12 +32,18 @@ public struct Results<Element: Object>: RandomAccessCollection {
     private var binding: TableBinding? { context.binding(for: Element.self) }
 
     /// The matching keys at the realm's current version (computed once per version and write).
-    var keys: [ObjectKey] {
-        if cache.stamp == context.stamp, let keys = cache.keys { return keys }
-        let keys = context.runQuery(query, Element.self) { $0.keys(query) }
+    var keys: [ObjectKey] { matches.keys }
+
+    /// The matching keys at the realm's current version and, when the query scanned the rows, where each
+    /// match's row is at that version (computed once per version and write).
+    private var matches: (keys: [ObjectKey], locations: [RowLocation]?) {
+        if cache.stamp == context.stamp, let keys = cache.keys { return (keys, cache.locations) }
+        var locations: [RowLocation]? = []
+        let keys = context.runQuery(query, Element.self) { $0.keys(query, locations: &locations) }
         cache.keys = keys
+        cache.locations = locations
         cache.stamp = context.stamp
-        return keys
+        return (keys, locations)
     }
 
     public var startIndex: Int { 0 }
@@ -56,8 +62,14 @@ public struct Results<Element: Object>: RandomAccessCollection {
             else { preconditionFailure("Index \(position) is out of bounds (count \(count)).") }
             return object
         }
-        let keys = keys
+        let (keys, locations) = matches
         precondition(keys.indices.contains(position), "Index \(position) is out of bounds (count \(keys.count)).")
+        // The scan's location is the row's at the current version (the matches are the current version's).
+        if let location = locations?[position],
+            let object = context.makeObject(binding, keys[position], location: location) as? Element
+        {
+            return object
+        }
         guard let object = context.object(Element.self, key: keys[position]) else {
             preconditionFailure("The object at \(position) no longer exists.")
         }
@@ -66,13 +78,17 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// Iterates the matches of the version current when iteration begins.
     public func makeIterator() -> Iterator {
-        guard let binding else { return Iterator(context: context, binding: nil, source: .keys([], 0), stamp: 0) }
+        guard let binding else {
+            return Iterator(context: context, binding: nil, source: .keys([], 0), locations: nil, stamp: 0)
+        }
         if query.isWholeTable {
             return Iterator(
                 context: context, binding: binding, source: .rows(context.state.rowCursor(binding.tableID)),
-                stamp: context.stamp)
+                locations: nil, stamp: context.stamp)
         }
-        return Iterator(context: context, binding: binding, source: .keys(keys, 0), stamp: context.stamp)
+        let (keys, locations) = matches
+        return Iterator(
+            context: context, binding: binding, source: .keys(keys, 0), locations: locations, stamp: context.stamp)
     }
 
     /// Iterates a stable snapshot of the matches.
@@ -84,6 +100,8 @@ public struct Results<Element: Object>: RandomAccessCollection {
         let context: RealmContext
         let binding: TableBinding?
         var source: Source
+        /// The rows of the keys of `source` at `stamp`, when the query scanned them (else looked up).
+        let locations: [RowLocation]?
         let stamp: UInt64
 
         /// The next object, or nil at the end.
@@ -99,7 +117,9 @@ public struct Results<Element: Object>: RandomAccessCollection {
             case .keys(let keys, let index):
                 guard index < keys.count else { return nil }
                 source = .keys(keys, index + 1)
-                let location = context.stamp == stamp ? context.location(binding.tableID, keys[index]) : nil
+                // Locations are valid only while nothing was written since iteration began.
+                let location =
+                    context.stamp == stamp ? locations?[index] ?? context.location(binding.tableID, keys[index]) : nil
                 return context.makeObject(binding, keys[index], location: location) as? Element
             }
         }
@@ -157,6 +177,8 @@ public struct Results<Element: Object>: RandomAccessCollection {
 final class ResultsCache {
     var stamp: UInt64 = 0
     var keys: [ObjectKey]?
+    /// Where the rows of `keys` are at `stamp`, when the query scanned them.
+    var locations: [RowLocation]?
 }
 
 extension RealmContext {
