@@ -1,9 +1,9 @@
 /// A table's primary-key index: primary-key value → ``PrimaryKeyEntry`` (the object and its row's location).
 ///
 /// Split by the key's case, so that the common integer primary key gets a tree of plain `Int64` keys:
-/// - `.null` (an optional primary key's nil) is at most one entry, kept beside the trees;
 /// - `.int` keys (every integer primary key, of any width) are in a tree keyed by `Int64`;
-/// - every other key (strings, dates, UUIDs, object ids) is in a tree keyed by ``IndexKey``.
+/// - every other key (an optional primary key's `.null`, strings, dates, UUIDs, object ids) is in a tree
+///   keyed by ``IndexKey``.
 ///
 /// Why not one `IndexKey` tree: an `IndexKey` is 17 bytes (24 with padding; its string and UUID payloads
 /// are 16), so an integer key took three times the room of an `Int64`. A random lookup among a million
@@ -15,22 +15,19 @@
 /// the schema says. Key order is ``IndexKey``'s: null, then integers, then the others, which is the order
 /// of ``forEach(from:inclusive:_:)``.
 package struct PrimaryIndex: Sendable {
-    /// The entry of the `.null` key, if any.
-    private var nullEntry: PrimaryKeyEntry?
     /// The entries of `.int` keys.
     private var integers: PersistentBTree<Int64, PrimaryKeyEntry>
-    /// The entries of every other kind of key (never `.null` or `.int`).
+    /// The entries of every other kind of key (never `.int`).
     private var others: PersistentBTree<IndexKey, PrimaryKeyEntry>
 
     /// An empty index. Allocates nothing.
     package init() {
-        nullEntry = nil
         integers = PersistentBTree()
         others = PersistentBTree()
     }
 
     /// The number of entries. O(1).
-    package var count: Int { integers.count &+ others.count &+ (nullEntry == nil ? 0 : 1) }
+    package var count: Int { integers.count &+ others.count }
 
     /// Whether there are no entries. O(1).
     package var isEmpty: Bool { count == 0 }
@@ -40,11 +37,8 @@ package struct PrimaryIndex: Sendable {
     /// - Complexity: O(log n); no allocation, no reference counting.
     @inline(__always)
     package func value(forKey key: IndexKey) -> PrimaryKeyEntry? {
-        switch key {
-        case .int(let value): integers.value(forKey: value)
-        case .null: nullEntry
-        default: others.value(forKey: key)
-        }
+        if case .int(let value) = key { return integers.value(forKey: value) }
+        return others.value(forKey: key)
     }
 
     /// Sets the entry for `key`; returns the one it replaced, if any.
@@ -54,29 +48,15 @@ package struct PrimaryIndex: Sendable {
     package mutating func updateValue(
         _ entry: PrimaryKeyEntry, forKey key: IndexKey, token: MutationToken
     ) -> PrimaryKeyEntry? {
-        switch key {
-        case .int(let value):
-            return integers.updateValue(entry, forKey: value, token: token)
-        case .null:
-            defer { nullEntry = entry }
-            return nullEntry
-        default:
-            return others.updateValue(entry, forKey: key, token: token)
-        }
+        if case .int(let value) = key { return integers.updateValue(entry, forKey: value, token: token) }
+        return others.updateValue(entry, forKey: key, token: token)
     }
 
     /// Removes the entry for `key`; returns it, or nil if there was none.
     @discardableResult
     package mutating func removeValue(forKey key: IndexKey, token: MutationToken) -> PrimaryKeyEntry? {
-        switch key {
-        case .int(let value):
-            return integers.removeValue(forKey: value, token: token)
-        case .null:
-            defer { nullEntry = nil }
-            return nullEntry
-        default:
-            return others.removeValue(forKey: key, token: token)
-        }
+        if case .int(let value) = key { return integers.removeValue(forKey: value, token: token) }
+        return others.removeValue(forKey: key, token: token)
     }
 
     /// Calls `body` with each entry in key order, starting at the first key `>= lowerBound` (`>` when
@@ -87,11 +67,12 @@ package struct PrimaryIndex: Sendable {
     package func forEach(
         from lowerBound: IndexKey?, inclusive: Bool, _ body: (IndexKey, PrimaryKeyEntry) throws -> Bool
     ) rethrows {
-        // Which parts the range starts in: null, then the integers (from `start`), then the others.
+        // The null key (first in `others`, before every integer), then the integers, then the rest of `others`.
         var visitNull = true
         var integerStart: Int64? = nil
         var visitIntegers = true
-        var otherStart: IndexKey? = nil
+        var otherStart = IndexKey.null
+        var otherInclusive = false
         switch lowerBound {
         case nil:
             break
@@ -104,8 +85,9 @@ package struct PrimaryIndex: Sendable {
             visitNull = false
             visitIntegers = false
             otherStart = key
+            otherInclusive = inclusive
         }
-        if visitNull, let nullEntry {
+        if visitNull, let nullEntry = others.value(forKey: .null) {
             guard try body(.null, nullEntry) else { return }
         }
         if visitIntegers {
@@ -117,9 +99,7 @@ package struct PrimaryIndex: Sendable {
             }
             if stopped { return }
         }
-        try others.forEach(from: otherStart, inclusive: otherStart == nil ? true : inclusive) { key, entry in
-            try body(key, entry)
-        }
+        try others.forEach(from: otherStart, inclusive: otherInclusive) { key, entry in try body(key, entry) }
     }
 
     /// The same index with every entry's row location replaced by `location(entry)`, rebuilt in one ordered
@@ -130,9 +110,6 @@ package struct PrimaryIndex: Sendable {
         token: MutationToken, _ location: (PrimaryKeyEntry) throws(StorageError) -> RowLocation
     ) throws(StorageError) -> PrimaryIndex {
         var result = PrimaryIndex()
-        if let nullEntry {
-            result.nullEntry = PrimaryKeyEntry(object: nullEntry.object, location: try location(nullEntry))
-        }
         var integerEntries: [(Int64, PrimaryKeyEntry)] = []
         integerEntries.reserveCapacity(integers.count)
         for (key, entry) in integers {
