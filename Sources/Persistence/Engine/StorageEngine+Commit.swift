@@ -124,10 +124,8 @@ extension StorageEngine {
             core.syncInFlight = true
             return (true, alone, nil)
         }
-        // No other writer is queued behind this one (checked while still holding the lock), and none was
-        // just resumed and waits for a thread (the committers of the last group sync, about to write again):
-        // then this commit will not be joined soon, and blocking this thread on its sync delays nobody's.
-        let lone = alone && writeLock.waiterCount == 0 && resumptions.isEmpty
+        // No other writer is queued behind this one (checked while still holding the lock).
+        let lone = alone && writeLock.waiterCount == 0
         writeLock.unlock()
         if let poisonedNow { throw poisonedNow }
         if startSync && lone {
