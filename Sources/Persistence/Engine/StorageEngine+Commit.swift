@@ -14,13 +14,8 @@ import Foundation
 ///  sync thread:                          fdatasync(A) ────────┴─ fdatasync(A+B… only what's left) ──
 /// ```
 /// Appends happen in lock order; the sync thread makes everything appended so far durable with one
-/// `fdatasync`, then publishes the newest version it covered and resumes every commit it covered. Group
-/// syncs run on a dedicated thread (``SyncThread``). A lone commit — no sync in flight, no other commit
-/// waiting, no writer queued for the lock — has no group to gather, and syncs itself on its own thread
-/// (one round of the same code, ``syncRound(gatherWriters:)``): handing it to the sync thread would cost
-/// two thread wake-ups (the sync thread's, then a pool thread's to resume the committer), and on a busy
-/// 2-core machine each can cost more than the fdatasync itself. That blocks one thread of the cooperative
-/// pool for the length of the fdatasync, as the committer itself waits for it.
+/// `fdatasync`, then publishes the newest version it covered and resumes every commit it covered. The
+/// sync runs on a dedicated thread (``SyncThread``), never on the cooperative pool.
 /// No commit is acknowledged or visible before the sync that covers it returns.
 extension StorageEngine {
     /// Starts a write transaction, waiting (suspended, FIFO) for the previous writer to finish.
@@ -124,22 +119,12 @@ extension StorageEngine {
             core.syncInFlight = true
             return (true, alone, nil)
         }
-        // No other writer is queued behind this one (checked while still holding the lock).
-        let lone = alone && writeLock.waiterCount == 0
+        // Poll for the sync only when no other writer needs the CPU (see CommitWaiter).
+        let poll = alone && writeLock.waiterCount == 0
         writeLock.unlock()
         if let poisonedNow { throw poisonedNow }
-        if startSync && lone {
-            // A lone commit syncs itself, on this thread: there is no group to gather, and handing the sync to
-            // the sync thread costs two thread wake-ups (the sync thread's, then a pool thread's to resume
-            // this task) — on a busy 2-core machine each can cost more than the fdatasync itself. Writers
-            // arriving meanwhile append behind it; the sync thread syncs them once this sync returns.
-            if syncRound(gatherWriters: false).again { syncThread.wake() }
-            if let done = waiter.result { return try done.get() }
-        } else if startSync {
-            syncThread.wake()
-        }
-        // Poll for the sync only when no other writer needs the CPU (see CommitWaiter).
-        return try await waiter.wait(polling: lone)
+        if startSync { syncThread.wake() }
+        return try await waiter.wait(polling: poll)
     }
 
     /// Writes the record: inline when small (a page-cache copy), on a Dispatch thread when large.
@@ -186,66 +171,52 @@ extension StorageEngine {
     /// - Returns: whether the last sync covered a single commit (a serial writer).
     func runSyncLoop() -> Bool {
         while true {
-            let (covered, again) = syncRound(gatherWriters: true)
-            if !again { return covered == 1 }
-        }
-    }
-
-    /// One sync of everything appended so far: makes it durable, publishes the newest version it covered,
-    /// completes the commits it covered (or, if it failed, poisons the engine and fails every waiting
-    /// commit). Runs while `syncInFlight` is set, by whoever set it: the sync thread, or a lone committer.
-    /// - Parameter gatherWriters: first give a writer appending right now a moment (bounded) to join.
-    /// - Returns: how many commits it covered, and whether commits remain waiting (then `syncInFlight`
-    ///   stays set: the caller must sync again, or hand over to the sync thread).
-    func syncRound(gatherWriters: Bool) -> (covered: Int, again: Bool) {
-        if gatherWriters {
             // A writer appending right now would miss this sync and wait a whole round for the next:
             // give it a moment (bounded) to join this one.
             let clock = ContinuousClock()
             let deadline = clock.now.advanced(by: .microseconds(50))
             while writeLock.isLocked && clock.now < deadline { sched_yield() }
-        }
-        let (file, target) = core.withLock { ($0.file, $0.appendedEnd) }
-        var failure: StorageError?
-        do throws(StorageError) { try fs.sync(file) } catch { failure = error }
-        let (ready, error, region) = core.withLock { core in
-            if let failure {
-                let poisoned = Self.poison(path, failure)
-                core.poisoned = poisoned
-                let all = core.waiting
-                core.waiting = []
-                return (all, Optional(poisoned), core.region)
+            let (file, target) = core.withLock { ($0.file, $0.appendedEnd) }
+            var failure: StorageError?
+            do throws(StorageError) { try fs.sync(file) } catch { failure = error }
+            let (ready, idle, error, again, region) = core.withLock { core in
+                if let failure {
+                    let poisoned = Self.poison(path, failure)
+                    core.poisoned = poisoned
+                    let all = core.waiting
+                    core.waiting = []
+                    core.syncInFlight = false
+                    let idle = core.idleWaiters
+                    core.idleWaiters = []
+                    return (all, idle, Optional(poisoned), false, core.region)
+                }
+                core.durableEnd = max(core.durableEnd, target)
+                let covered = core.waiting.prefix { $0.end <= target }
+                core.waiting.removeFirst(covered.count)
+                if let newest = covered.last { core.published = newest.state }
+                if core.waiting.isEmpty {
+                    core.syncInFlight = false
+                    let idle = core.idleWaiters
+                    core.idleWaiters = []
+                    return (Array(covered), idle, nil, false, core.region)
+                }
+                return (Array(covered), [], nil, true, core.region)
             }
-            core.durableEnd = max(core.durableEnd, target)
-            let covered = core.waiting.prefix { $0.end <= target }
-            core.waiting.removeFirst(covered.count)
-            if let newest = covered.last { core.published = newest.state }
-            return (Array(covered), nil, core.region)
-        }
-        let published: [ChangeHub.Commit] =
-            error != nil
-            ? []
-            : ready.map {
-                .init(state: $0.state, changes: $0.result.changes, silenced: $0.silenced, before: $0.before)
+            let published: [ChangeHub.Commit] =
+                error != nil
+                ? []
+                : ready.map {
+                    .init(state: $0.state, changes: $0.result.changes, silenced: $0.silenced, before: $0.before)
+                }
+            let observers = hub.record(published, region: region)
+            for commit in ready {
+                commit.waiter.complete(error.map { .failure($0) } ?? .success(commit.result))
             }
-        let observers = hub.record(published, region: region)
-        for commit in ready {
-            commit.waiter.complete(error.map { .failure($0) } ?? .success(commit.result))
+            hub.dispatch(published, to: observers, region: region)
+            for waiter in idle { waiter.resume() }
+            if !ready.isEmpty && error == nil { considerAutoCompaction() }
+            if !again { return ready.count == 1 }
         }
-        hub.dispatch(published, to: observers, region: region)
-        // The round holds `syncInFlight` until its commits are recorded and dispatched, so that the next
-        // round (this thread's, or a lone committer's) cannot record a newer commit before them. A commit
-        // that arrived meanwhile found it set and did not start a sync: it is in `waiting`, seen here.
-        let (idle, again) = core.withLock { core -> ([CheckedContinuation<Void, Never>], Bool) in
-            guard core.waiting.isEmpty else { return ([], true) }
-            core.syncInFlight = false
-            let idle = core.idleWaiters
-            core.idleWaiters = []
-            return (idle, false)
-        }
-        for waiter in idle { waiter.resume() }
-        if !ready.isEmpty && error == nil { considerAutoCompaction() }
-        return (ready.count, again)
     }
 
     /// Returns once no commit is waiting for a sync.
@@ -283,9 +254,6 @@ final class CommitWaiter: Sendable {
     init(resumptions: PendingResumptions) {
         self.resumptions = resumptions
     }
-
-    /// The outcome, once `complete` has run.
-    var result: Result<CommitResult, StorageError>? { state.withLock { $0.result } }
 
     func complete(_ result: Result<CommitResult, StorageError>) {
         let continuation = state.withLock { s in

@@ -1,8 +1,7 @@
 import Dispatch
 import Foundation
 
-/// The dedicated thread that runs a store's group fsyncs, so that they never occupy the cooperative thread
-/// pool. (A lone commit syncs on its committer's own thread: see `StorageEngine.commit`.)
+/// The dedicated thread that runs a store's fsyncs, so they never occupy the cooperative thread pool.
 ///
 /// Waking a parked thread costs tens of microseconds — a large share of a ~150 µs fdatasync. So after a
 /// round that synced a lone commit (a serial writer, who will be back in a moment) the thread keeps
