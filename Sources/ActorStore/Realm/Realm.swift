@@ -172,9 +172,10 @@ public actor Realm {
         context.advance(ignoringLimit: true)
         context.rebind()
         resumeNextWaiter()
-        // A lone durable commit syncs on this thread and does not suspend, so a loop of writes would hold
-        // its thread as a loop of reads does (see `read`): give it up once per time slice, as a writer
-        // waiting for a thread (readers of the file give theirs up at once, so it runs again soon).
+        // A commit may complete without suspending (durability `.none`, or a lone commit that polled for
+        // its sync), so a loop of writes could hold its thread as a loop of reads does (see `read`): give it
+        // up once per time slice, as a writer waiting for a thread (readers of the file give theirs up at
+        // once, so it runs again soon).
         if isTurnOver(now: DispatchTime.now().uptimeNanoseconds) { await engine.yieldWriter() }
     }
 
