@@ -32,7 +32,7 @@ final class ChangeReader<S: AsyncSequence & Sendable>: @unchecked Sendable where
 
     init(_ sequence: S) { iterator = sequence.makeAsyncIterator() }
 
-    func next(timeout: Duration = .seconds(10)) async throws -> S.Element? {
+    func next(timeout: Duration = .seconds(60)) async throws -> S.Element? {
         try await withThrowingTaskGroup(of: S.Element?.self) { group in
             group.addTask { [self] in try await self.iterator.next() }
             group.addTask {
@@ -376,13 +376,15 @@ final class Deliveries: Sendable {
     var updates: [Update] { changes.withLock { $0.compactMap { $0 } } }
 }
 
-/// Polls `condition` until it holds (fails after ten seconds).
+/// Polls `condition` until it holds (fails after a minute: a backstop, generous because the suites run in
+/// parallel, and under ThreadSanitizer a busy suite can hold the two threads of a 2-core pool for seconds).
 func waitUntil(_ condition: @Sendable () async -> Bool) async throws {
-    for _ in 0..<10_000 {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while ContinuousClock.now < deadline {
         if await condition() { return }
         try await Task.sleep(for: .milliseconds(1))
     }
-    Issue.record("condition not met within ten seconds")
+    Issue.record("condition not met within a minute")
     throw CancellationError()
 }
 

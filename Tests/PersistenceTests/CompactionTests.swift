@@ -258,7 +258,7 @@ struct CompactionTests {
 
     /// Waits (without sleeping) until `condition` holds or a generous deadline passes; returns whether it held.
     static func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(120)
         var polls = 0
         while !condition() {
             polls += 1
