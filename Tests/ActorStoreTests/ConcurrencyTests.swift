@@ -26,19 +26,6 @@ final class ConcurrencyCounter: Object {
 
 private let concurrencyTypes: [ObjectBase.Type] = [ConcurrencyEntry.self, ConcurrencyCounter.self, Account.self]
 
-/// A small deterministic generator, so each task's choices are reproducible.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// What one snapshot of the entries says: how many, and whether each writer task's entries are a prefix of
 /// its sequence (a task commits its writes in order, so a consistent snapshot holds a prefix of them).
 private struct EntrySummary: Sendable, Equatable {

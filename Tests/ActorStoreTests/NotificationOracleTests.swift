@@ -21,18 +21,6 @@ final class ONOwner: Object {
     @Persisted var kennel: Map<String, ONItem?>
 }
 
-/// A small deterministic generator (SplitMix64).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// What one observer saw: the ids and observed values of each delivered collection.
 struct Observed: Sendable, Equatable {
     var ids: [Int]
@@ -79,7 +67,7 @@ struct Observed: Sendable, Equatable {
         try await waitUntil {
             Self.latest.withLock { latest in (1...4).allSatisfy { latest[seed &+ UInt64($0)] != nil } }
         }
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(seed: seed)
         var nextID = 40
         for commit in 0..<Self.commits {
             // Let the observers run between some commits, and fall behind on others (coalescing).
@@ -154,7 +142,7 @@ struct Observed: Sendable, Equatable {
         _ changes: DetailedCollectionChanges<ONItem>, seed: UInt64,
         observing: @escaping @Sendable (Frozen<ONItem>) -> String
     ) async throws -> Int {
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(seed: seed)
         var previous: Observed?
         var deliveries = 0
         for await change in changes {
@@ -217,7 +205,7 @@ struct Observed: Sendable, Equatable {
         let mapConsumer = Task { try await Self.consumeMap(map, seed: seed &+ 1, latest: mapDone) }
         let listConsumer = Task { try await Self.consumeList(scores, seed: seed &+ 2, latest: listDone) }
         try await waitUntil { mapDone.withLock { $0 != nil } && listDone.withLock { $0 != nil } }
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(seed: seed)
         var nextID = 20
         for _ in 0..<Self.commits {
             switch Int.random(in: 0..<10, using: &random) {
@@ -288,7 +276,7 @@ struct Observed: Sendable, Equatable {
     static func consumeMap(
         _ changes: ValueCollectionChanges<[String: Frozen<ONItem>?]>, seed: UInt64, latest: Locked<[String: String]?>
     ) async throws -> Int {
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(seed: seed)
         var previous: [String: String]?
         var deliveries = 0
         for await change in changes {
@@ -335,7 +323,7 @@ struct Observed: Sendable, Equatable {
     )
         async throws -> Int
     {
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(seed: seed)
         var previous: [Int]?
         var deliveries = 0
         for await change in changes {

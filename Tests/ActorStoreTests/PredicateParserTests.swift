@@ -702,19 +702,6 @@ private struct NotAnArgument {}
 
 // MARK: - Property tests
 
-/// SplitMix64: small, fast and seeded, so a failure reproduces from the printed seed.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The seed from `ACTORSTORE_FUZZ_SEED`, or one from the clock.
 private func testSeed() -> UInt64 {
     if let text = ProcessInfo.processInfo.environment["ACTORSTORE_FUZZ_SEED"], let seed = UInt64(text) { return seed }
@@ -725,7 +712,7 @@ private func testSeed() -> UInt64 {
 /// children, the first name of a path is not a keyword, lists and bounds hold constants, and values are ones
 /// `QueryExpression.literal` prints exactly (no NaN, no Float, dates on 1/512 s).
 private struct RandomQueries {
-    var rng: SeededGenerator
+    var rng: SplitMix64
 
     static let names = [
         "name", "age", "owner", "dogs", "_x", "café", "T1", "T", "B64", "uuid", "oid", "n2", "Ünï", "a",
@@ -849,7 +836,7 @@ private struct RandomQueries {
 
 /// Mutates valid predicates into hostile ones.
 private struct PredicateMutator {
-    var rng: SeededGenerator
+    var rng: SplitMix64
 
     static let seeds = [
         "color = 'tan' AND name BEGINSWITH 'B'", "name CONTAINS[c] 'Ja'", "value LIKE '?bc*'",
@@ -1007,7 +994,7 @@ extension PredicateParserTests {
     /// Random trees print as predicates that parse back to the same trees.
     @Test func printedQueriesParseBack() {
         let seed = testSeed()
-        var generator = RandomQueries(rng: SeededGenerator(state: seed))
+        var generator = RandomQueries(rng: SplitMix64(seed: seed))
         var failures = 0
         for index in 0..<3000 {
             let tree = generator.predicate(height: generator.int(0...5), variables: [])
@@ -1033,7 +1020,7 @@ extension PredicateParserTests {
         let environment = ProcessInfo.processInfo.environment
         let iterations = environment["ACTORSTORE_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 100_000
         print("PredicateParser fuzz: seed \(seed), \(iterations) inputs (ACTORSTORE_FUZZ_SEED=\(seed) reproduces)")
-        var mutator = PredicateMutator(rng: SeededGenerator(state: seed))
+        var mutator = PredicateMutator(rng: SplitMix64(seed: seed))
         var parsedCount = 0
         var failures = 0
         var parsing = Duration.zero

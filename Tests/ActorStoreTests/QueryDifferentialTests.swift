@@ -40,18 +40,12 @@ final class DiffIndexedItem: Object {
     @Persisted var tags: List<String>
 }
 
-/// SplitMix64: small, seedable, good enough.
-private struct DiffRNG: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
+/// The differential test's generator, with its helpers.
+private typealias DiffRNG = SplitMix64
+
+extension SplitMix64 {
+    fileprivate mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
+    fileprivate mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
 }
 
 /// The in-memory copy of one object, for the reference evaluator.
@@ -600,7 +594,7 @@ private enum WhereFromAST {
         let seed = Self.seed()
         let cases = ProcessInfo.processInfo.environment["ACTORSTORE_DIFF_CASES"].flatMap { Int($0) } ?? 10_000
         print("QueryDifferentialTests: seed \(seed) (ACTORSTORE_DIFF_SEED=\(seed) replays), \(cases) cases")
-        var rng = DiffRNG(state: seed)
+        var rng = DiffRNG(seed: seed)
         // 50 objects keep a debug run near 20–30 s; `ACTORSTORE_DIFF_OBJECTS` raises it for deeper runs.
         let objects = ProcessInfo.processInfo.environment["ACTORSTORE_DIFF_OBJECTS"].flatMap { Int($0) } ?? 50
         let data = Gen.data(&rng, count: objects)
@@ -685,7 +679,7 @@ private enum WhereFromAST {
     }
 
     @Test func foundationPredicatesMatchPlainSwift() async throws {
-        var rng = DiffRNG(state: 42)
+        var rng = DiffRNG(seed: 42)
         let data = Gen.data(&rng, count: 120)
         let realm = try await Self.populate(data)
         let cutoff = Date(timeIntervalSince1970: DiffDomain.base + 7200)
