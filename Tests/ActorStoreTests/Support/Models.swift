@@ -66,10 +66,28 @@ final class Account: Object {
     @Persisted var balance = 0
 }
 
-/// A unique file URL in a fresh temporary directory.
+/// The one directory this test process puts its files in, removed when the process exits: most tests
+/// never delete their realm files, and a run leaving a directory per test added up to thousands of them.
+/// Exit tests' child processes (which trap, so never run `atexit`) inherit the parent's root through the
+/// environment and leave the removal to the parent.
+enum TestFiles {
+    static let root: URL = {
+        let variable = "ACTORSTORE_TEST_FILES"
+        if let inherited = ProcessInfo.processInfo.environment[variable] {
+            return URL(fileURLWithPath: inherited)
+        }
+        let root = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("actorstore-tests-\(getpid())-" + UUID().uuidString)
+        try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        setenv(variable, root.path, 1)
+        atexit { try? FileManager.default.removeItem(at: TestFiles.root) }
+        return root
+    }()
+}
+
+/// A unique file URL in a fresh directory under ``TestFiles/root``.
 func temporaryRealmURL(_ name: String = "test.realm") -> URL {
-    let directory = URL(fileURLWithPath: NSTemporaryDirectory())
-        .appendingPathComponent("actorstore-tests-" + UUID().uuidString)
+    let directory = TestFiles.root.appendingPathComponent(UUID().uuidString)
     try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return directory.appendingPathComponent(name)
 }

@@ -25,15 +25,28 @@ func testSeed(_ name: String) -> UInt64 {
     return seed
 }
 
-/// A fresh temporary directory, removed by the caller with `cleanup`.
+/// A fresh temporary directory, removed by the caller with `cleanup` (and, with everything else the test
+/// process left behind, when the process exits: see ``TestFiles``).
 struct TemporaryDirectory {
     let path: String
     init() {
-        path = NSTemporaryDirectory() + "actorstore-tests-" + UUID().uuidString
+        path = TestFiles.root + "/" + UUID().uuidString
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
     func file(_ name: String = "test.store") -> String { path + "/" + name }
     func cleanup() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// The one directory this test process puts its files in, removed when the process exits: a test that
+/// stops early (a failed `#require`, a thrown error) skips its own cleanup, and a test run leaving a
+/// directory per test in the temporary directory added up to thousands of them.
+enum TestFiles {
+    static let root: String = {
+        let root = NSTemporaryDirectory() + "actorstore-tests-\(getpid())-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: TestFiles.root) }
+        return root
+    }()
 }
 
 /// The canonical test table: Dog(id: Int primary key, name: String indexed, age: Int, owner: link Person).
