@@ -76,13 +76,16 @@ extension RowEncoder {
             throw StorageError(
                 .limitExceeded, "The row has \(columns.count) columns; the limit is \(RowFormat.maxColumns) columns.")
         }
-        var result: [Value] = []
-        result.reserveCapacity(values.count)
+        // Only sets and maps can change when normalized, so the result starts as the caller's array (no
+        // copy: it shares its storage) and is copied only when such a value actually changes; a row of
+        // single values costs no allocation. Indexing, not `zip`, so that no `ColumnSchema` is copied.
+        var result = values
         var dataSize = 0
-        for (value, column) in zip(values, columns) {
-            let normalized = try validate(value, for: column.type, column: column.name)
-            dataSize += columnSize(normalized, type: column.type)
-            result.append(normalized)
+        for i in 0..<columns.count {
+            let type = columns[i].type
+            let normalized = try validate(values[i], for: type, column: columns[i].name)
+            dataSize += columnSize(normalized, type: type)
+            if type.collection == .set || type.collection == .map { result[i] = normalized }
         }
         guard dataSize <= RowFormat.maxDataBytes else {
             throw StorageError(

@@ -1,0 +1,39 @@
+import Testing
+
+@testable import ActorStorePersistence
+
+@Suite("Record buffer")
+struct RecordBufferTests {
+    @Test("Bytes survive growth through many doublings (realloc), appends of integers and raw bytes, truncation")
+    func growthKeepsBytes() {
+        var rng = SplitMix64(seed: testSeed("RecordBuffer.growthKeepsBytes"))
+        let buffer = RecordBuffer(capacity: 64)
+        var expected: [UInt8] = []
+        // Past 8 MiB: `malloc` serves the larger sizes with their own mappings, which `realloc` remaps.
+        while expected.count < 9 << 20 {
+            switch rng.next() % 4 {
+            case 0:
+                let value = UInt32(truncatingIfNeeded: rng.next())
+                buffer.append(value)
+                withUnsafeBytes(of: value.littleEndian) { expected.append(contentsOf: $0) }
+            case 1:
+                let value = rng.next()
+                buffer.append(value)
+                withUnsafeBytes(of: value.littleEndian) { expected.append(contentsOf: $0) }
+            case 2:
+                let chunk = (0..<Int(rng.next() % 70_000)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+                buffer.append(chunk)
+                expected += chunk
+            default:
+                let cut = Int(rng.next() % 100)
+                buffer.truncate(to: expected.count - min(cut, expected.count))
+                expected.removeLast(min(cut, expected.count))
+            }
+            #expect(buffer.count == expected.count)
+        }
+        #expect(Array(buffer.bytes) == expected)
+        #expect(Int(bitPattern: buffer.bytes.baseAddress) & 15 == 0, "16-byte aligned")
+        let middle = expected.count / 2
+        #expect(Array(buffer.bytes(at: middle, count: 1000)) == Array(expected[middle..<middle + 1000]))
+    }
+}
