@@ -19,13 +19,16 @@ extension DatabaseState {
         guard var table = tables.removeValue(forKey: tableID) else {
             throw StorageError(.invalidObject, "There is no table \(tableID) in this version.")
         }
+        // One `put` after the `do`, the table's last use, so it is moved back: a `put` in each path made the
+        // compiler copy the table (retaining each of its trees and arrays) on every upsert.
+        var failure: StorageError?
         do throws(StorageError) {
             try upsert(into: &table, tableID, key, location, newRow, token, readRow)
         } catch {
-            tables.put(tableID, table)
-            throw error
+            failure = error
         }
         tables.put(tableID, table)
+        if let failure { throw failure }
     }
 
     /// The body of ``applyUpsert``, on a table taken out of the store (so that its trees are uniquely owned).
