@@ -108,6 +108,24 @@ struct RowEncodingTests {
         }
     }
 
+    @Test("Encoding into a record buffer writes the bytes encoding into an array writes, on random rows")
+    func encodeIntoRecordBufferMatchesArray() throws {
+        var rng = SplitMix64(seed: testSeed("encodeIntoRecordBufferMatchesArray"))
+        let buffer = RecordBuffer(capacity: 64)
+        var expected: [UInt8] = []
+        for iteration in 0..<5_000 {
+            let (types, values) = try randomRow(&rng)
+            let start = buffer.count
+            let length = RowEncoder.encode(values, types: types, into: buffer)
+            let bytes = encodeRow(values, types)
+            if length != bytes.count || Array(buffer.bytes(at: start, count: length)) != bytes {
+                Issue.record("iteration \(iteration) (\(types)): the record buffer holds different bytes")
+            }
+            expected += bytes
+        }
+        #expect(Array(buffer.bytes) == expected)
+    }
+
     @Test("Randomized round trip of random schemas")
     func randomizedRoundTrip() throws {
         var rng = SplitMix64(seed: testSeed("randomizedRoundTrip"))

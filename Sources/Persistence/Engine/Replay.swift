@@ -128,6 +128,15 @@ package final class RecordBuffer {
 
     package func append(_ raw: [UInt8]) { raw.withUnsafeBytes { append($0) } }
 
+    /// Appends `count` bytes written by `initialize`, which must write all of them at the pointer it is
+    /// given (valid only during the call).
+    @inline(__always)
+    package func append(count: Int, _ initialize: (UnsafeMutableRawPointer) -> Void) {
+        reserve(count)
+        initialize(pointer + self.count)
+        self.count += count
+    }
+
     /// Writes `value` at `offset` (inside the buffer).
     package func store<T: FixedWidthInteger>(_ value: T, at offset: Int) {
         (pointer + offset).storeBytes(of: value.littleEndian, as: T.self)

@@ -19,7 +19,6 @@ package final class WriteTransaction: ReadableStore {
     let recordStart: UInt64
     let region: MappedRegion
     let buffer: RecordBuffer
-    private var scratch: [UInt8] = []
     package private(set) var changes = ChangeSet()
     private(set) var isFinished = false
     /// Set when an operation failed half-way; the transaction can then only roll back.
@@ -28,12 +27,22 @@ package final class WriteTransaction: ReadableStore {
     /// table's fields out of the state copies the table). Dropped on every schema change.
     private var insertCache: InsertCache?
 
-    private struct InsertCache {
+    /// A class, so that taking it out of the property for an insert retains one object rather than
+    /// copying three arrays (three retains and releases per insert).
+    private final class InsertCache {
         let table: TableID
         let columns: [ColumnSchema]
         let types: [ColumnType]
         let linkColumns: [Int]
         var nextKey: Int64
+
+        init(table: TableID, columns: [ColumnSchema], types: [ColumnType], linkColumns: [Int], nextKey: Int64) {
+            self.table = table
+            self.columns = columns
+            self.types = types
+            self.linkColumns = linkColumns
+            self.nextKey = nextKey
+        }
     }
     var hasOperations: Bool { buffer.count > Record.headerSize + 8 }
 
@@ -311,14 +320,15 @@ package final class WriteTransaction: ReadableStore {
         buffer.append(CommitPayload.Op.upsert.rawValue)
         buffer.append(tableID.rawValue)
         buffer.append(key.rawValue)
-        scratch.removeAll(keepingCapacity: true)
-        RowEncoder.encode(row, types: types, into: &scratch)
-        buffer.append(UInt32(scratch.count))
+        // The row is encoded straight into the record, after its length, which is filled in afterwards.
+        let lengthOffset = buffer.count
+        buffer.append(UInt32(0))
         let rowStart = buffer.count
-        buffer.append(scratch)
-        let location = RowLocation(offset: recordStart + UInt64(rowStart), length: UInt32(scratch.count))
+        let length = RowEncoder.encode(row, types: types, into: buffer)
+        buffer.store(UInt32(length), at: lengthOffset)
+        let location = RowLocation(offset: recordStart + UInt64(rowStart), length: UInt32(length))
         do throws(StorageError) {
-            let newRow = try RowView(buffer.bytes(at: rowStart, count: scratch.count))
+            let newRow = try RowView(buffer.bytes(at: rowStart, count: length))
             try state.applyUpsert(table: tableID, key: key, location: location, newRow: newRow, token: token) {
                 (old) throws(StorageError) in try rowView(at: old)
             }

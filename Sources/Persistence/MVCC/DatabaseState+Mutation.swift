@@ -27,7 +27,7 @@ extension DatabaseState {
         } catch {
             failure = error
         }
-        tables.put(tableID, table)
+        tables.put(tableID, consume table)
         if let failure { throw failure }
     }
 

@@ -19,39 +19,73 @@ package enum RowEncoder {
     ///   - types: The column types, in storage order.
     ///   - buffer: The bytes to append to.
     package static func encode(_ values: [Value], types: [ColumnType], into buffer: inout [UInt8]) {
-        let columnCount = values.count
-        precondition(columnCount == types.count, "RowEncoder.encode: \(columnCount) values for \(types.count) columns")
-        precondition(columnCount <= RowFormat.maxColumns, "RowEncoder.encode: \(columnCount) columns is over the limit")
-        var dataLength = 0
-        for i in 0..<columnCount {
-            dataLength += columnSize(values[i], type: types[i])
-        }
-        precondition(dataLength <= RowFormat.maxDataBytes, "RowEncoder.encode: row data of \(dataLength) bytes")
-        let width = RowFormat.offsetWidth(forDataLength: dataLength)
-        let headerSize = RowFormat.headerSize(columnCount: columnCount, offsetWidth: width)
+        let layout = Layout(values, types)
         let start = buffer.count
-        appendZeros(headerSize + dataLength, to: &buffer)
+        appendZeros(layout.encodedLength, to: &buffer)
         buffer.withUnsafeMutableBytes { raw in
-            let row = raw.baseAddress.unsafelyUnwrapped + start
-            row.storeBytes(of: UInt16(columnCount).littleEndian, as: UInt16.self)
-            row.storeBytes(of: UInt8(width), toByteOffset: 2, as: UInt8.self)
-            let ends = row + RowFormat.fixedHeaderSize
-            var writer = RowByteWriter(base: row + headerSize, limit: dataLength)
-            for i in 0..<columnCount {
-                writeColumn(values[i], type: types[i], into: &writer)
-                let end = writer.offset
-                switch width {
-                case 1: ends.storeBytes(of: UInt8(truncatingIfNeeded: end), toByteOffset: i, as: UInt8.self)
-                case 2:
-                    ends.storeBytes(
-                        of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: 2 * i, as: UInt16.self)
-                default:
-                    ends.storeBytes(
-                        of: UInt32(truncatingIfNeeded: end).littleEndian, toByteOffset: 4 * i, as: UInt32.self)
-                }
-            }
-            precondition(writer.offset == dataLength, "RowEncoder.encode: column sizes changed while encoding")
+            write(values, types, layout, at: raw.baseAddress.unsafelyUnwrapped + start)
         }
+    }
+
+    /// Appends the encoding of a row to a record being built, written in place (no intermediate array),
+    /// and returns its length. Requirements as ``encode(_:types:into:)``.
+    package static func encode(_ values: [Value], types: [ColumnType], into buffer: RecordBuffer) -> Int {
+        let layout = Layout(values, types)
+        buffer.append(count: layout.encodedLength) { row in write(values, types, layout, at: row) }
+        return layout.encodedLength
+    }
+
+    /// The sizes of a row's encoding: the first of the two passes.
+    private struct Layout {
+        let dataLength: Int
+        let offsetWidth: Int
+        let headerSize: Int
+        var encodedLength: Int { headerSize + dataLength }
+
+        @inline(__always)
+        init(_ values: [Value], _ types: [ColumnType]) {
+            let columnCount = values.count
+            precondition(
+                columnCount == types.count, "RowEncoder.encode: \(columnCount) values for \(types.count) columns")
+            precondition(
+                columnCount <= RowFormat.maxColumns, "RowEncoder.encode: \(columnCount) columns is over the limit")
+            var dataLength = 0
+            for i in 0..<columnCount {
+                dataLength += columnSize(values[i], type: types[i])
+            }
+            precondition(dataLength <= RowFormat.maxDataBytes, "RowEncoder.encode: row data of \(dataLength) bytes")
+            self.dataLength = dataLength
+            offsetWidth = RowFormat.offsetWidth(forDataLength: dataLength)
+            headerSize = RowFormat.headerSize(columnCount: columnCount, offsetWidth: offsetWidth)
+        }
+    }
+
+    /// The second pass: writes every one of the `layout.encodedLength` bytes at `row` (the data through a
+    /// sequential writer whose final offset is checked to be the data length, so none is left unwritten).
+    @inline(__always)
+    private static func write(
+        _ values: [Value], _ types: [ColumnType], _ layout: Layout, at row: UnsafeMutableRawPointer
+    ) {
+        let columnCount = values.count
+        let width = layout.offsetWidth
+        row.storeBytes(of: UInt16(columnCount).littleEndian, as: UInt16.self)
+        row.storeBytes(of: UInt8(width), toByteOffset: 2, as: UInt8.self)
+        let ends = row + RowFormat.fixedHeaderSize
+        var writer = RowByteWriter(base: row + layout.headerSize, limit: layout.dataLength)
+        for i in 0..<columnCount {
+            writeColumn(values[i], type: types[i], into: &writer)
+            let end = writer.offset
+            switch width {
+            case 1: ends.storeBytes(of: UInt8(truncatingIfNeeded: end), toByteOffset: i, as: UInt8.self)
+            case 2:
+                ends.storeBytes(
+                    of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: 2 * i, as: UInt16.self)
+            default:
+                ends.storeBytes(
+                    of: UInt32(truncatingIfNeeded: end).littleEndian, toByteOffset: 4 * i, as: UInt32.self)
+            }
+        }
+        precondition(writer.offset == layout.dataLength, "RowEncoder.encode: column sizes changed while encoding")
     }
 
     /// A block of zeros to grow output buffers from.
