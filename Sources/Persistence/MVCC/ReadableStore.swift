@@ -116,10 +116,7 @@ package struct Snapshot: ReadableStore, Sendable {
 
     /// ``ReadableStore/withRow(_:_:_:)``, for a snapshot: the protocol extension's version reads `state`
     /// through the protocol (a copy of the whole ``DatabaseState``, retaining and releasing its roots on
-    /// every call) and, called from another module, runs unspecialised. `@inlinable` (as the two
-    /// `withRowBytes` it calls), so that a caller in another module gets a copy specialised for its `R`
-    /// rather than going through value witnesses for `R` on every read.
-    @inlinable
+    /// every call) and, called from another module, runs unspecialised.
     package func withRow<R>(
         _ table: TableID, _ key: ObjectKey, _ body: (RowView) throws(StorageError) -> R
     ) throws(StorageError) -> R? {
@@ -127,7 +124,6 @@ package struct Snapshot: ReadableStore, Sendable {
         return try withRowBytes(at: location, body)
     }
 
-    @inlinable
     package func withRowBytes<R>(
         at location: RowLocation, _ body: (RowView) throws(StorageError) -> R
     ) throws(StorageError) -> R {
@@ -137,7 +133,6 @@ package struct Snapshot: ReadableStore, Sendable {
     /// ``withRowBytes(at:_:)`` given only the snapshot's ``region``: for a caller that keeps its snapshot
     /// in a class property, where reading a row through the snapshot copies the whole snapshot (its
     /// `DatabaseState` and pin: several retains and releases) for each row read.
-    @inlinable
     package static func withRowBytes<R>(
         in region: MappedRegion, at location: RowLocation, _ body: (RowView) throws(StorageError) -> R
     ) throws(StorageError) -> R {
