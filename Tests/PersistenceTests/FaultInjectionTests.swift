@@ -253,6 +253,9 @@ struct FaultInjectionTests {
         case tornTail
         /// The last record's footer is damaged: open rewrites it and syncs.
         case damagedFooter
+        /// The file as a crash leaves it: the records, then the zeros reserved ahead of them. Open cuts the
+        /// zeros off and syncs.
+        case reservedTail
         case readOnly
     }
 
@@ -261,10 +264,14 @@ struct FaultInjectionTests {
         let fs = MemoryFileSystem(tracksDurability: true)
         let engine = try await memoryEngine(fs, path: path)
         let world = try await seed(engine)
-        let seeded = try #require(fs.contents(of: path))
+        // While the engine is open, the file ends with zeros reserved for the next commits: the records are
+        // the first `totalBytes`.
+        let seeded = Array(try #require(fs.contents(of: path)).prefix(Int(engine.statistics.totalBytes)))
         let seededDump = try Dump(engine.snapshot())
         _ = try await engine.write { txn in try change(txn, world, large: false) }
-        let changed = try #require(fs.contents(of: path))
+        let reserved = try #require(fs.contents(of: path))
+        let changed = Array(reserved.prefix(Int(engine.statistics.totalBytes)))
+        #expect(reserved.count > changed.count && reserved[changed.count...].allSatisfy { $0 == 0 })
         let changedDump = try Dump(engine.snapshot())
         await engine.close()
         let empty = try Dump(try await StorageEngine.open(.inMemory()).snapshot())
@@ -273,7 +280,8 @@ struct FaultInjectionTests {
         let torn = Array(changed[..<(seeded.count + (changed.count - seeded.count) / 2)])
         return [
             (.create, nil, empty), (.clean, changed, changedDump), (.tornTail, torn, seededDump),
-            (.damagedFooter, footer, changedDump), (.readOnly, changed, changedDump),
+            (.damagedFooter, footer, changedDump), (.reservedTail, reserved, changedDump),
+            (.readOnly, changed, changedDump),
         ]
     }
 
@@ -301,7 +309,9 @@ struct FaultInjectionTests {
                 }
                 if let opened {
                     #expect(try Dump(opened.snapshot()) == expected, "\(label)")
-                    if openCase == .tornTail { #expect(opened.recoveryReport.truncatedBytes > 0, "\(label)") }
+                    if openCase == .tornTail || openCase == .reservedTail {
+                        #expect(opened.recoveryReport.truncatedBytes > 0, "\(label)")
+                    }
                     if openCase == .damagedFooter { #expect(opened.recoveryReport.repairedFooterAt != nil, "\(label)") }
                     await opened.close()
                 }

@@ -146,6 +146,7 @@ extension StorageEngine {
             core.published = newState
             core.appendedEnd = newState.endOffset
             core.durableEnd = newState.endOffset
+            core.reservedEnd = newState.endOffset
             if let directoryError { core.poisoned = Self.poison(path, directoryError) }
             return oldLock
         }

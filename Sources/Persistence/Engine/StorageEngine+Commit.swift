@@ -68,7 +68,7 @@ extension StorageEngine {
         let end = start + UInt64(buffer.count)
         // A sync may have failed since this transaction began: its base may then be lost on disk, so
         // nothing may be appended (let alone acknowledged) behind it.
-        let (file, poisoned) = core.withLock { ($0.file, $0.poisoned) }
+        let (file, poisoned, reserved) = core.withLock { ($0.file, $0.poisoned, $0.reservedEnd) }
         if let poisoned {
             writeLock.unlock()
             throw poisoned
@@ -87,6 +87,7 @@ extension StorageEngine {
             writeLock.unlock()
             throw error
         }
+        if configuration.durability == .full && end > reserved { reserveSpace(in: file, after: end) }
         let result = CommitResult(version: txn.state.version, changes: txn.changes)
         var state = txn.state
         state.endOffset = end
@@ -146,9 +147,52 @@ extension StorageEngine {
     private func rollBackAppend(file: OpenFile, to offset: UInt64, after error: StorageError) {
         do throws(StorageError) {
             try fs.truncate(file, to: offset)
+            core.withLock { $0.reservedEnd = offset }
         } catch {
             core.withLock { $0.poisoned = Self.poison(path, error) }
         }
+    }
+
+    /// Writes `Configuration.reservedSpace` zero bytes after the record that ends at `end`, so that the next
+    /// commits overwrite space the file already has instead of growing it.
+    ///
+    /// Why: `fdatasync` after an append that grows the file must also write the inode (the new size) —
+    /// a second synchronous write per commit; after an overwrite of space that is already allocated and
+    /// durable, it writes the data only. Measured on this project's ext4 VM, in the same minute: 100 B +
+    /// `fdatasync` p50 116–119 µs overwriting, 141–187 µs appending. The zeros become durable with the
+    /// sync of the commit that wrote them; the size changes again only once per reservation.
+    ///
+    /// Safe by the file format: bytes after the last record are never read as records. A zero tail left
+    /// by a crash is discarded at open like any torn tail (`RecoveryReport.truncatedBytes` counts it),
+    /// and ``close()`` gives the space back. A failure here is ignored: the commit does not need the
+    /// space, and whatever part of the zeros was written lies after the last record too.
+    func reserveSpace(in file: OpenFile, after end: UInt64) {
+        let size = min(configuration.reservedSpace, Self.reservationZeros.count)
+        guard size > 0 else { return }
+        let zeros = UnsafeRawBufferPointer(rebasing: Self.reservationZeros.prefix(size))
+        do throws(StorageError) {
+            try fs.writeAll(file, zeros, at: end)
+            core.withLock { $0.reservedEnd = end + UInt64(zeros.count) }
+        } catch {
+            return
+        }
+    }
+
+    /// `Configuration.maximumReservedSpace` zero bytes, allocated once and never freed (`calloc` maps an
+    /// allocation of this size lazily, from zero pages); empty if the allocation failed, which turns
+    /// reserving off.
+    // Safety: initialised once (a `static let` is initialised exactly once, thread-safely) and only read.
+    nonisolated(unsafe) static let reservationZeros: UnsafeRawBufferPointer = {
+        let size = Configuration.maximumReservedSpace
+        guard let zeros = calloc(1, size) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: zeros, count: size)
+    }()
+
+    /// Cuts the reserved zeros off the end of the file (at close): a closed store's file ends at its last
+    /// record. Not synced, and a failure is ignored: a zero tail that survives is discarded at the next open.
+    func releaseReservedSpace(_ core: Core) {
+        guard core.reservedEnd > core.appendedEnd, core.poisoned == nil, !configuration.readOnly else { return }
+        try? fs.truncate(core.file, to: core.appendedEnd)
     }
 
     /// Maps a larger region when the file outgrows the current one.

@@ -39,6 +39,12 @@ package final class StorageEngine: Sendable {
         package var shouldCompactOnLaunch: (@Sendable (_ totalBytes: UInt64, _ usedBytes: UInt64) -> Bool)?
         /// The most distinct versions snapshots may pin at once; nil for no limit.
         package var maximumNumberOfActiveVersions: Int?
+        /// Bytes of zero-filled space written ahead of the records of durable commits, so that most commits
+        /// overwrite allocated space instead of growing the file (see
+        /// ``StorageEngine/reserveSpace(in:after:)``); 0 turns it off. At most ``maximumReservedSpace``.
+        package var reservedSpace = Configuration.maximumReservedSpace
+        /// 1 MiB: room for about 10,000 small commits per reservation.
+        package static let maximumReservedSpace = 1 << 20
 
         package init(
             path: String?, fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .full,
@@ -125,6 +131,9 @@ package final class StorageEngine: Sendable {
         var tip: DatabaseState
         var appendedEnd: UInt64
         var durableEnd: UInt64
+        /// The end of the zero-filled space written ahead of the records (see ``reserveSpace(in:after:)``):
+        /// the file's size while it has such space, else `appendedEnd`.
+        var reservedEnd: UInt64
         var waiting: [PendingCommit] = []
         var syncInFlight = false
         var poisoned: StorageError?
@@ -176,6 +185,7 @@ package final class StorageEngine: Sendable {
         syncThreadBox.withLock { $0?.stop() }
         core.withLock { core in
             if !core.isClosed {
+                releaseReservedSpace(core)
                 fs.close(core.file)
                 if let lock = core.lockFile { fs.close(lock) }
             }
@@ -285,7 +295,7 @@ package final class StorageEngine: Sendable {
             let core = Core(
                 file: file, lockFile: lockFile, header: header, region: region, published: state, tip: state,
                 appendedEnd: end,
-                durableEnd: end, report: report)
+                durableEnd: end, reservedEnd: end, report: report)
             return StorageEngine(path: path, configuration: configuration, fs: fs, core: core)
         } catch {
             fs.close(file)
@@ -421,6 +431,7 @@ package final class StorageEngine: Sendable {
         core.withLock { core in
             if !core.isClosed {
                 core.isClosed = true
+                releaseReservedSpace(core)
                 fs.close(core.file)
                 if let lock = core.lockFile { fs.close(lock) }
             }
