@@ -266,3 +266,40 @@ extension FormatEvolutionTests {
         #expect(fs.contents(of: "/db/test.store") == file)
     }
 }
+
+extension EngineBasicsTests {
+    @Test("durable commits reserve zeros after the last record; close cuts them off; 0 turns it off")
+    func reservedSpace() async throws {
+        for reserved in [4096, 0] {
+            let fs = MemoryFileSystem(tracksDurability: true)
+            let engine = try await memoryEngine(fs, reservedSpace: reserved)
+            let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+            for i in 0..<20 {
+                _ = try await engine.write { txn in try txn.insert(table, [.int(Int64(i)), .string("row \(i)")]) }
+            }
+            let end = Int(engine.statistics.totalBytes)
+            let open = try #require(fs.contents(of: "/db/test.store"))
+            if reserved > 0 {
+                // Twenty small commits fit in one reservation: the file did not grow with each.
+                #expect(open.count > end && open.count <= end + reserved)
+                #expect(open[end...].allSatisfy { $0 == 0 })
+                // A crash now leaves the zeros: open discards them, keeping every commit.
+                let image = fs.powerLossImage()
+                let imageSize = try #require(image.contents(of: "/db/test.store")).count
+                #expect(imageSize > end, "the reservation is durable")
+                let crashed = try await memoryEngine(image)
+                #expect(try crashed.snapshot().count(table) == 20)
+                #expect(crashed.recoveryReport.truncatedBytes == UInt64(imageSize - end))
+                await crashed.close()
+            } else {
+                #expect(open.count == end)
+            }
+            await engine.close()
+            #expect(fs.contents(of: "/db/test.store")?.count == end, "close cuts the reservation off")
+            let reopened = try await memoryEngine(fs)
+            #expect(reopened.recoveryReport.truncatedBytes == 0)
+            #expect(try reopened.snapshot().count(table) == 20)
+            await reopened.close()
+        }
+    }
+}
