@@ -158,9 +158,10 @@ extension StorageEngine {
     ///
     /// Why: `fdatasync` after an append that grows the file must also write the inode (the new size) —
     /// a second synchronous write per commit; after an overwrite of space that is already allocated and
-    /// durable, it writes the data only. Measured on this project's ext4 VM, in the same minute: 100 B +
-    /// `fdatasync` p50 116–119 µs overwriting, 141–187 µs appending. The zeros become durable with the
-    /// sync of the commit that wrote them; the size changes again only once per reservation.
+    /// durable, it writes the data only. `engine-bench commit-serial` on this project's ext4 VM, builds
+    /// alternating: commit p50 169–216 µs without the reservation, 134–179 µs with it. The zeros become
+    /// durable with the sync of the commit that wrote them; the size changes again only once per
+    /// reservation.
     ///
     /// Safe by the file format: bytes after the last record are never read as records. A zero tail left
     /// by a crash is discarded at open like any torn tail (`RecoveryReport.truncatedBytes` counts it),
