@@ -197,7 +197,7 @@ final class RealmContext {
 
     func rebind() {
         withStore { store in
-            bindings = SchemaBindings(classes: classes, store: store)
+            if !bindings.describe(classes, in: store) { bindings = SchemaBindings(classes: classes, store: store) }
             boundTableCount = store.state.tableIDs.count
         }
     }

@@ -4,6 +4,8 @@ import ActorStorePersistence
 final class TableBinding: Sendable {
     let info: ObjectSchemaInfo
     let tableID: TableID
+    /// The table's schema in the file when the binding was made.
+    let stored: TableSchema
     /// Column index by property ordinal; -1 for `LinkingObjects`.
     let columns: [Int]
     /// Column types by column index.
@@ -20,6 +22,7 @@ final class TableBinding: Sendable {
     init(info: ObjectSchemaInfo, tableID: TableID, stored: TableSchema) {
         self.info = info
         self.tableID = tableID
+        self.stored = stored
         self.columns = info.properties.map { property in
             property.kind.isLinkingObjects ? -1 : (stored.columnIndex(named: property.name) ?? -1)
         }
@@ -65,4 +68,24 @@ final class SchemaBindings: Sendable {
     }
 
     func binding(for type: ObjectBase.Type) -> TableBinding? { byClass[ObjectIdentifier(type)] }
+
+    /// Whether these bindings are what `init(classes:store:)` would build now: every class bound to the same
+    /// table with the same stored schema (or still without a table). Cheap when nothing changed — the
+    /// schemas then share storage, so comparing them compares references — which lets a realm keep its
+    /// bindings across the versions of ordinary commits.
+    func describe(_ classes: [ObjectSchemaInfo], in store: some ReadableStore) -> Bool {
+        var bound = 0
+        for info in classes {
+            let binding = byClass[ObjectIdentifier(info.type)]
+            guard let id = store.tableID(named: info.className), let schema = store.tableSchema(id) else {
+                if binding != nil { return false }
+                continue
+            }
+            guard let binding, binding.info === info, binding.tableID == id, binding.stored == schema else {
+                return false
+            }
+            bound += 1
+        }
+        return bound == byClass.count
+    }
 }

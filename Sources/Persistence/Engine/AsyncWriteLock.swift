@@ -18,7 +18,7 @@ package final class AsyncWriteLock: Sendable {
     }
 
     /// Waits until the lock is free, then holds it.
-    package func lock() async {
+    package nonisolated(nonsending) func lock() async {
         let acquired = state.withLock { state in
             if state.isLocked { return false }
             state.isLocked = true

@@ -20,7 +20,7 @@ import Foundation
 extension StorageEngine {
     /// Starts a write transaction, waiting (suspended, FIFO) for the previous writer to finish.
     /// - Throws: `.readOnly`, `.closed`, `.poisoned`.
-    package func beginWrite() async throws(StorageError) -> WriteTransaction {
+    package nonisolated(nonsending) func beginWrite() async throws(StorageError) -> WriteTransaction {
         if configuration.readOnly {
             throw StorageError(.readOnly, "The store at '\(path)' was opened read-only; open it writable to change it.")
         }
@@ -311,7 +311,7 @@ final class CommitWaiter: Sendable {
         continuation.resume(with: result.mapError { $0 as any Error })
     }
 
-    func wait(polling: Bool) async throws(StorageError) -> CommitResult {
+    nonisolated(nonsending) func wait(polling: Bool) async throws(StorageError) -> CommitResult {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: Self.spin)
         while polling && clock.now < deadline {
