@@ -238,6 +238,41 @@ struct BTreeTests {
         }
     }
 
+    /// Object-key lookups guess a key's slot in its leaf from the leaf's first key (object keys are
+    /// consecutive unless some were removed): checked with dense keys, with gaps that shift every later key
+    /// of a leaf, and with keys far apart and at the extremes (where the guess's subtraction wraps).
+    @Test func objectKeyLookupsWithDenseAndSparseKeys() {
+        let seed = testSeed("objectKeyLookupsWithDenseAndSparseKeys")
+        var random = SplitMix64(seed: seed)
+        var tree = PersistentBTree<ObjectKey, Int>()
+        var model: [Int64: Int] = [:]
+        let token = MutationToken.next()
+        for key in Int64(0)..<20_000 {
+            tree.updateValue(Int(key) * 3, forKey: ObjectKey(key), token: token)
+            model[key] = Int(key) * 3
+        }
+        func check(_ probes: [Int64], _ stage: String) {
+            for probe in probes {
+                #expect(tree.value(forKey: ObjectKey(probe)) == model[probe], "seed \(seed), \(stage), key \(probe)")
+            }
+        }
+        let extremes: [Int64] = [.min, .min + 1, -1, 20_000, 1 << 40, .max - 1, .max]
+        check(Array(-10..<20_010) + extremes, "dense")
+        // Gaps: every later key of a leaf now sits before the slot its distance from the first key names.
+        for _ in 0..<3_000 {
+            let key = Int64(random.next() % 20_000)
+            #expect(tree.removeValue(forKey: ObjectKey(key), token: token) == model.removeValue(forKey: key))
+        }
+        check(Array(-10..<20_010) + extremes, "with gaps")
+        // Keys far apart, negative and at the extremes.
+        for key in extremes + [-5_000, 1 << 20, 1 << 50] {
+            tree.updateValue(7, forKey: ObjectKey(key), token: token)
+            model[key] = 7
+        }
+        tree.checkInvariants()
+        check(Array(-10..<20_010) + extremes + [-5_000, 1 << 20, 1 << 50, -4_999, (1 << 50) + 1], "sparse")
+    }
+
     @Test func emptyTree() {
         var tree = Tree()
         #expect(tree.isEmpty && tree.count == 0)

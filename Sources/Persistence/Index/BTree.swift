@@ -15,7 +15,7 @@
 ///   range lookups use ``floor(_:)``.
 ///
 /// Wide nodes (``BTreeLayout/fanout`` entries or children) keep the tree shallow (a million entries are
-/// four levels) and each level is one search over a contiguous key array. Only leaves hold values.
+/// three levels) and each level is one search over a contiguous key array. Only leaves hold values.
 ///
 /// ## Path copying and owner tokens
 /// A published tree value never changes. A mutation copies the nodes on the path from the root to the
@@ -100,9 +100,25 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
             node = child
         }
         return node._withUnsafeGuaranteedRef { leaf in
+            if let guess = Self.denseGuess(key, in: leaf.keys, count: leaf.count), leaf.keys[guess] == key {
+                return leaf.values[guess]
+            }
             let index = Self.lowerBound(key, in: leaf.keys, count: leaf.count)
             return index < leaf.count && leaf.keys[index] == key ? leaf.values[index] : nil
         }
+    }
+
+    /// Where `key` sits in a leaf if the leaf's object keys are consecutive from its first (no key was
+    /// removed in between), which is what bulk and ordinary inserts produce: object keys come from a
+    /// counter. `nil` for other key types or a guess out of range. The guess lets a lookup load the key
+    /// and its value at once, instead of searching the key array first (one dependent memory round trip
+    /// fewer when the leaf is not in cache).
+    @inline(__always)
+    static func denseGuess(_ key: Key, in keys: UnsafeMutablePointer<Key>, count: Int) -> Int? {
+        guard Key.self == ObjectKey.self else { return nil }
+        let raw = UnsafeMutableRawPointer(keys).assumingMemoryBound(to: ObjectKey.self)
+        let offset = unsafeBitCast(key, to: ObjectKey.self).rawValue &- raw[0].rawValue
+        return offset >= 0 && offset < Int64(count) ? Int(offset) : nil
     }
 
     /// Whether the tree has an entry for `key`.
