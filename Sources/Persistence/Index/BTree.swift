@@ -96,11 +96,22 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
     /// - Complexity: O(log n); no allocation, no reference counting.
     package func value(forKey key: Key) -> Value? {
         guard var node = unretainedRoot else { return nil }
-        while let child = node._withUnsafeGuaranteedRef({ $0.childForLookup(key) }) {
+        // The separator left of the path taken: a lower bound of the leaf's keys, and for object keys
+        // usually its first key, known before the leaf is loaded (see `denseGuess`).
+        var floor: Key? = nil
+        while let (child, separator) = node._withUnsafeGuaranteedRef({ node -> (Unmanaged<Node>, Key?)? in
+            if node.isLeaf { return nil }
+            let index = node.childIndex(for: key)
+            return (node.unretainedChild(at: index), index > 0 ? node.keys[index &- 1] : nil)
+        }) {
             node = child
+            if let separator { floor = separator }
         }
         return node._withUnsafeGuaranteedRef { leaf in
-            if let guess = Self.denseGuess(key, in: leaf.keys, count: leaf.count), leaf.keys[guess] == key {
+            if let floor, let guess = Self.denseGuess(key, from: floor), guess < leaf.count, leaf.keys[guess] == key {
+                return leaf.values[guess]
+            }
+            if let guess = Self.denseGuess(key, from: leaf.keys[0]), guess < leaf.count, leaf.keys[guess] == key {
                 return leaf.values[guess]
             }
             let index = Self.lowerBound(key, in: leaf.keys, count: leaf.count)
@@ -108,17 +119,21 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
         }
     }
 
-    /// Where `key` sits in a leaf if the leaf's object keys are consecutive from its first (no key was
-    /// removed in between), which is what bulk and ordinary inserts produce: object keys come from a
-    /// counter. `nil` for other key types or a guess out of range. The guess lets a lookup load the key
-    /// and its value at once, instead of searching the key array first (one dependent memory round trip
-    /// fewer when the leaf is not in cache).
+    /// Where `key` sits in a leaf whose first key is `first`, if the leaf's object keys are consecutive
+    /// (no key was removed in between), which is what bulk and ordinary inserts produce: object keys come
+    /// from a counter. `nil` for other key types or a key below `first`; the caller checks the guess against
+    /// the leaf's count and key.
+    ///
+    /// Why: the guess lets a lookup load the key and its value at once instead of searching the key array
+    /// first, and when `first` is the separator above the leaf (already in cache), those loads need not
+    /// wait for the leaf's header either: a leaf that is not in cache costs one memory round trip instead
+    /// of three. A separator is only a lower bound once the leaf's first key was removed; the guess from
+    /// the leaf's own first key, then a search, cover that.
     @inline(__always)
-    static func denseGuess(_ key: Key, in keys: UnsafeMutablePointer<Key>, count: Int) -> Int? {
+    static func denseGuess(_ key: Key, from first: Key) -> Int? {
         guard Key.self == ObjectKey.self else { return nil }
-        let raw = UnsafeMutableRawPointer(keys).assumingMemoryBound(to: ObjectKey.self)
-        let offset = unsafeBitCast(key, to: ObjectKey.self).rawValue &- raw[0].rawValue
-        return offset >= 0 && offset < Int64(count) ? Int(offset) : nil
+        let offset = unsafeBitCast(key, to: ObjectKey.self).rawValue &- unsafeBitCast(first, to: ObjectKey.self).rawValue
+        return offset >= 0 && offset <= Int64(Node.capacity) ? Int(offset) : nil
     }
 
     /// Whether the tree has an entry for `key`.
