@@ -132,8 +132,9 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
     @inline(__always)
     static func denseGuess(_ key: Key, from first: Key) -> Int? {
         guard Key.self == ObjectKey.self else { return nil }
-        let offset = unsafeBitCast(key, to: ObjectKey.self).rawValue &- unsafeBitCast(first, to: ObjectKey.self).rawValue
-        return offset >= 0 && offset <= Int64(Node.capacity) ? Int(offset) : nil
+        let target = unsafeBitCast(key, to: ObjectKey.self).rawValue
+        let offset = target &- unsafeBitCast(first, to: ObjectKey.self).rawValue
+        return offset >= 0 && offset < Int64(Node.capacity) ? Int(offset) : nil
     }
 
     /// Whether the tree has an entry for `key`.
