@@ -290,6 +290,39 @@ private func readThenCancel(_ realm: isolated Realm) async throws -> (Bool, Bool
     }
 }
 
+@Suite struct SchemaBindingTests {
+    /// A realm keeps its schema bindings across ordinary commits and rebuilds them when the file's tables
+    /// change: here another realm on the file adds a table, and the first realm, which never used that
+    /// class, writes and reads both classes afterwards.
+    @Test func bindingsFollowTablesAnotherRealmAdds() async throws {
+        let a = try await Realm(configuration: testConfiguration(nil))
+        try await a.write { $0.create(RegDog.self, value: ["name": "Rex"]) }
+        try await a.write { $0.create(RegDog.self, value: ["name": "Rex 2"]) }
+        let b = try await Realm(configuration: a.configuration)
+        try await b.write { realm in
+            realm.create(RegTag.self, value: ["label": "t"])
+            realm.create(RegDog.self, value: ["name": "Fido"])
+            realm.create(RegBook.self, value: ["id": 1, "title": "B", "note": ["label": "n"]])
+        }
+        try await a.write { realm in
+            realm.create(RegDog.self, value: ["name": "Max"])
+            realm.create(RegTag.self, value: ["label": "u"])
+            realm.create(RegBook.self, value: ["id": 2, "title": "C"])
+        }
+        let (dogs, tags, books) = await a.read { realm in
+            (
+                realm.objects(RegDog.self).map(\.name), realm.objects(RegTag.self).map(\.label),
+                realm.objects(RegBook.self).map { "\($0.id) \($0.title) \($0.note?.label ?? "-")" }
+            )
+        }
+        #expect(dogs == ["Rex", "Rex 2", "Fido", "Max"])
+        #expect(tags == ["t", "n", "u"])
+        #expect(books == ["1 B n", "2 C -"])
+        let seenByB = await b.read { realm in realm.objects(RegTag.self).count + realm.objects(RegDog.self).count }
+        #expect(seenByB == 7)
+    }
+}
+
 @Suite struct CollectionCacheTests {
     @Test func collectionReadsFollowWritesThroughAnyInstance() async throws {
         let realm = try await Realm(configuration: testConfiguration([RegOwner.self]))

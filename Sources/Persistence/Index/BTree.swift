@@ -96,13 +96,16 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
     /// - Complexity: O(log n); no allocation, no reference counting.
     package func value(forKey key: Key) -> Value? {
         guard var node = unretainedRoot else { return nil }
-        // The separator left of the path taken: a lower bound of the leaf's keys, and for object keys
-        // usually its first key, known before the leaf is loaded (see `denseGuess`).
+        // For object keys, the separator left of the path taken: a lower bound of the leaf's keys, usually
+        // its first key, known before the leaf is loaded (see `denseGuess`). Other keys (strings) are not
+        // copied: the walk stays free of reference counting. (`Key.self == ObjectKey.self` is a constant in
+        // every specialisation.)
         var floor: Key? = nil
         while let (child, separator) = node._withUnsafeGuaranteedRef({ node -> (Unmanaged<Node>, Key?)? in
             if node.isLeaf { return nil }
             let index = node.childIndex(for: key)
-            return (node.unretainedChild(at: index), index > 0 ? node.keys[index &- 1] : nil)
+            let separator = Key.self == ObjectKey.self && index > 0 ? node.keys[index &- 1] : nil
+            return (node.unretainedChild(at: index), separator)
         }) {
             node = child
             if let separator { floor = separator }
