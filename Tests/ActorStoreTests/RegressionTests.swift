@@ -323,6 +323,40 @@ private func readThenCancel(_ realm: isolated Realm) async throws -> (Bool, Bool
     }
 }
 
+private func deleteSomeResults(_ realm: isolated Realm) -> [String] {
+    for i in 0..<6 {
+        let tag = realm.create(RegTag.self, value: ["label": "t\(i)"])
+        realm.create(RegBook.self, value: ["id": i, "title": "b\(i)", "note": tag])
+        realm.create(
+            RegContact.self,
+            value: ["name": "c\(i)", "address": ["street": "s\(i)"], "addresses": [["street": "x\(i)"]]])
+    }
+    let held = realm.objects(RegTag.self).where { $0.label == "t1" }.first!
+    realm.delete(realm.objects(RegTag.self).where { $0.label == "t1" || $0.label == "t4" })
+    realm.delete(realm.objects(RegContact.self).where { $0.name != "c2" })
+    let tags: [String] = realm.objects(RegTag.self).map(\.label)
+    let notes: [String] = realm.objects(RegBook.self).map { $0.note?.label ?? "nil" }
+    let contacts: [String] = realm.objects(RegContact.self).map { contact in
+        "\(contact.name) \(contact.address?.street ?? "-") \(contact.addresses.count)"
+    }
+    return [
+        "\(held.isInvalidated)", tags.joined(separator: ","), notes.joined(separator: ","),
+        contacts.joined(separator: ","),
+    ]
+}
+
+@Suite struct DeleteResultsTests {
+    /// `delete(results)` deletes by key (no object per row): exactly the matches go, links to them become
+    /// nil, live objects of them become invalidated, and the objects that remain keep their embedded objects.
+    @Test func deletingResultsDeletesTheMatchesAndOnlyThem() async throws {
+        let realm = try await Realm(
+            configuration: testConfiguration([RegTag.self, RegBook.self, RegContact.self, RegAddress.self]))
+        let outcome = try await realm.write { realm in deleteSomeResults(realm) }
+        #expect(outcome == ["true", "t0,t2,t3,t5", "t0,nil,t2,t3,nil,t5", "c2 s2 1"])
+        #expect(await realm.read { $0.objects(RegTag.self).count } == 4)
+    }
+}
+
 @Suite struct CollectionCacheTests {
     @Test func collectionReadsFollowWritesThroughAnyInstance() async throws {
         let realm = try await Realm(configuration: testConfiguration([RegOwner.self]))

@@ -276,7 +276,14 @@ public actor Realm {
     /// Deletes every object of a `Results` (as it is when the call starts).
     public func delete<T: Object>(_ results: Results<T>) {
         let session = context.requireWriteSession(for: "delete objects")
-        for object in Array(results) { session.delete(object) }
+        guard results.context === context, let binding = context.binding(for: T.self) else {
+            // No table yet (nothing to delete), or results of another realm, which isolation should rule
+            // out: deleting its first object then reports the error.
+            for object in Array(results) { session.delete(object) }
+            return
+        }
+        // By key: no object is made for a row only to delete it.
+        session.delete(results.keys, of: binding)
     }
 
     /// Deletes every object in the realm. The schema stays.

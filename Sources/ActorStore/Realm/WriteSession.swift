@@ -465,6 +465,15 @@ final class WriteSession {
         deleteRow(managed.table, managed.key)
     }
 
+    /// Deletes the rows `keys` of `binding`'s table (and the embedded objects they own). A key deleted
+    /// meanwhile (an embedded object whose parent came first) is skipped.
+    func delete(_ keys: [ObjectKey], of binding: TableBinding) {
+        for key in keys {
+            guard failure == nil else { return }
+            if transaction.contains(binding.tableID, key) { deleteRow(binding, key) }
+        }
+    }
+
     private func deleteRow(_ binding: TableBinding, _ key: ObjectKey) {
         let children =
             binding.embeddedLinkColumns.isEmpty
