@@ -113,6 +113,10 @@ package final class RecordBuffer {
     /// `txn.insert` time in `perf`.
     private static func resize(_ old: UnsafeMutableRawPointer?, to capacity: Int) -> UnsafeMutableRawPointer {
         guard let new = realloc(old, capacity) else {
+            // Deliberate trap, as every Swift allocation (Array growth included) traps when memory runs out:
+            // a transaction's record lives in memory until its commit, so a failure here means the process
+            // is out of memory, not that the input or the file is bad. Throwing would need every append of
+            // the write path to throw; left as a known limit (see the session notes).
             fatalError("Out of memory growing a record to \(capacity) bytes")
         }
         // `malloc` aligns to 16 bytes on every 64-bit platform the package supports; readers rely on 16.
