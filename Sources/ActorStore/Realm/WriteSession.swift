@@ -470,18 +470,18 @@ final class WriteSession {
     func delete(_ keys: [ObjectKey], of binding: TableBinding) {
         for key in keys {
             guard failure == nil else { return }
-            if transaction.contains(binding.tableID, key) { deleteRow(binding, key) }
+            deleteRow(binding, key)
         }
     }
 
+    /// Deletes row `key` and the embedded objects it owns; a row that is already gone is skipped.
     private func deleteRow(_ binding: TableBinding, _ key: ObjectKey) {
         let children =
             binding.embeddedLinkColumns.isEmpty
             ? [] : embeddedChildren(binding, key, columns: binding.embeddedLinkColumns)
-        guard run({ () throws(StorageError) in try transaction.delete(binding.tableID, key) }) != nil else { return }
-        for child in children where transaction.contains(child.binding.tableID, child.key) {
-            deleteRow(child.binding, child.key)
-        }
+        let deleted = run { () throws(StorageError) in try transaction.deleteIfPresent(binding.tableID, key) }
+        guard deleted == true else { return }
+        for child in children { deleteRow(child.binding, child.key) }
     }
 
     /// Deletes every object of every class.

@@ -209,12 +209,24 @@ package final class WriteTransaction: ReadableStore {
     /// Deletes a row. Links to it become null, and it leaves every list, set and map that held it.
     /// - Throws: `.invalidObject` if there is no such row.
     package func delete(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) {
-        try checkUsable()
-        let name = try table(tableID).schema.name
-        guard contains(tableID, key) else {
+        guard try deleteIfPresent(tableID, key) else {
+            let name = try table(tableID).schema.name
             throw StorageError(
                 .invalidObject, "The \(name) object \(key) does not exist: it was deleted or never added.")
         }
+    }
+
+    /// Deletes row `key` as ``delete(_:_:)`` does, or returns `false` (changing nothing) if there is no such
+    /// row: for deleting a set of rows of which some may already be gone (embedded objects whose parent
+    /// was deleted first).
+    /// - Throws: `.invalidObject` if there is no such table; what ``delete(_:_:)`` throws otherwise.
+    @discardableResult
+    package func deleteIfPresent(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) -> Bool {
+        try checkUsable()
+        // In place: going through `state.tables[tableID]` would copy the table state for each deleted row.
+        guard state.tables.contains(tableID) else { throw Self.missingTable(tableID) }
+        guard let current = state.tables.rowLocation(tableID, key) else { return false }
+        // Rewriting the rows that link here moves those rows, not this one: `current` stays valid.
         for link in backlinks(to: tableID, key) where !(link.source == tableID && link.key == key) {
             guard let types = state.tables[link.source]?.columnTypes, var row = try values(link.source, link.key) else {
                 continue
@@ -230,7 +242,6 @@ package final class WriteTransaction: ReadableStore {
         buffer.append(tableID.rawValue)
         buffer.append(key.rawValue)
         do throws(StorageError) {
-            guard let current = state.tables[tableID]?.rows.value(forKey: key) else { return }
             try withRowBytes(at: current) { (old) throws(StorageError) in
                 try state.applyDelete(table: tableID, key: key, oldRow: old, token: token)
             }
@@ -240,6 +251,7 @@ package final class WriteTransaction: ReadableStore {
             throw error
         }
         changes.tables[tableID, default: TableChanges()].recordDelete(key)
+        return true
     }
 
     /// Deletes every row of a table (unlinking each, as ``delete(_:_:)``).

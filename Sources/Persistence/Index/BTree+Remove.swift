@@ -13,8 +13,19 @@ extension PersistentBTree {
     package mutating func removeValue(forKey key: Key, token: MutationToken) -> Value? {
         // Check first, so that removing a missing key does not copy the path.
         guard contains(key) else { return nil }
+        return removeExistingValue(forKey: key, token: token)
+    }
+
+    /// ``removeValue(forKey:token:)`` for a key the caller knows is there (an index entry of a row being
+    /// deleted): one walk down instead of two. A key that is not there after all is still handled, by
+    /// returning `nil` with the entries unchanged, but the nodes on its path may have been copied.
+    ///
+    /// - Complexity: O(log n); plus O(fanout) per node that had to be copied or rebalanced.
+    @discardableResult
+    package mutating func removeExistingValue(forKey key: Key, token: MutationToken) -> Value? {
+        guard root != nil else { return nil }
         let node = mutableRoot(token: token.rawValue)
-        let old = Self.remove(key, from: node, token: token.rawValue)
+        guard let old = Self.remove(key, from: node, token: token.rawValue) else { return nil }
         count &-= 1
         if node.isLeaf {
             if node.count == 0 { root = nil }
@@ -24,14 +35,15 @@ extension PersistentBTree {
         return old
     }
 
-    /// Removes the entry for `key`, which exists, from under `node`, which is mutable under `token`.
-    /// Leaves `node` with possibly `minFill - 1` elements; the caller rebalances it.
+    /// Removes the entry for `key` from under `node`, which is mutable under `token`, and returns its value;
+    /// `nil` (no entry changed) if there is none. Leaves `node` with possibly `minFill - 1` elements; the
+    /// caller rebalances it.
     ///
     /// - Complexity: O(log n) plus copies and rebalancing.
-    private static func remove(_ key: Key, from node: Node, token: UInt64) -> Value {
+    private static func remove(_ key: Key, from node: Node, token: UInt64) -> Value? {
         if node.isLeaf {
             let index = lowerBound(key, in: node.keys, count: node.count)
-            precondition(index < node.count && node.keys[index] == key, "PersistentBTree: removed key vanished")
+            guard index < node.count && node.keys[index] == key else { return nil }
             _ = removeElement(at: index, in: node.keys, count: node.count)
             let old = removeElement(at: index, in: node.values, count: node.count)
             node.count &-= 1
@@ -39,7 +51,7 @@ extension PersistentBTree {
         }
         let index = node.childIndex(for: key)
         let child = node.mutableChild(at: index, token: token)
-        let old = remove(key, from: child, token: token)
+        guard let old = remove(key, from: child, token: token) else { return nil }
         node.subtreeCounts[index] &-= 1
         if child.count < minFill { rebalanceChild(at: index, of: node, token: token) }
         return old

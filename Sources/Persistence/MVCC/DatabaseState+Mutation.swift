@@ -90,20 +90,36 @@ extension DatabaseState {
         guard var table = tables.removeValue(forKey: tableID) else {
             throw StorageError(.invalidObject, "There is no table \(tableID) in this version.")
         }
-        defer { tables[tableID] = table }
+        // Put back with one move after the `do`, as in ``applyUpsert``: assigning it back in a `defer`
+        // copied the table (retaining and releasing each of its trees and arrays) on every delete.
+        var failure: StorageError?
+        do throws(StorageError) {
+            try delete(from: &table, tableID, key, oldRow, token)
+        } catch {
+            failure = error
+        }
+        tables.put(tableID, consume table)
+        if let failure { throw failure }
+    }
+
+    /// The body of ``applyDelete``, on a table taken out of the store (so that its trees are uniquely owned).
+    private mutating func delete(
+        from table: inout TableState, _ tableID: TableID, _ key: ObjectKey, _ oldRow: RowView,
+        _ token: MutationToken
+    ) throws(StorageError) {
         let columns = table.schema.columns
         if let pk = table.schema.primaryKeyColumn {
-            table.primaryIndex.removeValue(forKey: try indexKey(oldRow, pk, columns[pk].type), token: token)
+            table.primaryIndex.removeExistingValue(forKey: try indexKey(oldRow, pk, columns[pk].type), token: token)
         }
         for column in table.indexes.keys {
             let old = try indexKey(oldRow, column, columns[column].type)
-            table.indexes[column]!.removeValue(forKey: IndexEntry(old, key), token: token)
+            table.indexes[column]!.removeExistingValue(forKey: IndexEntry(old, key), token: token)
         }
         for column in table.linkColumns {
             try updateBacklinks(
                 from: tableID, key: key, column: column, table: table, old: oldRow, new: nil, token: token)
         }
-        if let location = table.rows.removeValue(forKey: key, token: token) {
+        if let location = table.rows.removeExistingValue(forKey: key, token: token) {
             liveBytes -= UInt64(location.length) + Self.rowOverhead
         }
     }

@@ -59,6 +59,14 @@ package struct PrimaryIndex: Sendable {
         return others.removeValue(forKey: key, token: token)
     }
 
+    /// ``removeValue(forKey:token:)`` for a key known to be there (the key of a row being deleted): one walk
+    /// instead of two (see ``PersistentBTree/removeExistingValue(forKey:token:)``).
+    @discardableResult
+    package mutating func removeExistingValue(forKey key: IndexKey, token: MutationToken) -> PrimaryKeyEntry? {
+        if case .int(let value) = key { return integers.removeExistingValue(forKey: value, token: token) }
+        return others.removeExistingValue(forKey: key, token: token)
+    }
+
     /// Calls `body` with each entry in key order, starting at the first key `>= lowerBound` (`>` when
     /// `inclusive` is false) or at the first entry when `lowerBound` is nil, until `body` returns false or
     /// the entries run out.
