@@ -14,7 +14,9 @@ import ActorStorePersistence
 public final class ThreadSafeReference<Confined>: Sendable {
     enum Target: Sendable {
         case object(className: String, key: ObjectKey)
-        case results(className: String)
+        /// The query travels with the reference (filters, sorts, distinct, limit, a list or backlink base);
+        /// its table and column numbers are the file's, the same in every realm on that file.
+        case results(className: String, query: QueryDescription)
         case list(owner: ObjectSchemaInfo, key: ObjectKey, property: String)
     }
 
@@ -46,9 +48,12 @@ public final class ThreadSafeReference<Confined>: Sendable {
         self.init(target: .object(className: managed.table.info.className, key: managed.key), context: managed.context)
     }
 
-    /// A reference to the objects of a class (the `Results` resolves to the same query in the other realm).
+    /// A reference to a `Results`: it resolves to the same query (filters, sorts, `distinct`, `limit`) in the
+    /// other realm, evaluated at that realm's version.
     public convenience init<T: Object>(to results: Results<T>) where Confined == Results<T> {
-        self.init(target: .results(className: ClassRegistry.info(for: T.self).className), context: results.context)
+        self.init(
+            target: .results(className: ClassRegistry.info(for: T.self).className, query: results.query),
+            context: results.context)
     }
 
     /// A reference to a managed object's list.
@@ -85,10 +90,11 @@ extension Realm {
         return context.object(T.self, key: key)
     }
 
-    /// The results a reference points to, live in this realm.
+    /// The results a reference points to (the same query), live in this realm.
     public func resolve<T: Object>(_ reference: ThreadSafeReference<Results<T>>) -> Results<T> {
         reference.claim(in: context)
-        return objects(T.self)
+        guard case .results(_, let query) = reference.target else { return objects(T.self) }
+        return Results(context: context, query: query)
     }
 
     /// The list a reference points to, live in this realm, or nil if its owner was deleted.

@@ -142,7 +142,8 @@ extension Realm {
         case error
         /// Update the existing object; only properties whose values differ are written and reported.
         case modified
-        /// Update the existing object with every property given.
+        /// Update the existing object with every property given: each is written and reported modified to
+        /// change notifications, also where the value did not change.
         case all
     }
 }

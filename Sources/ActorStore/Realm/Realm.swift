@@ -267,10 +267,21 @@ public actor Realm {
         context.requireWriteSession(for: "delete objects").delete(object)
     }
 
-    /// Deletes each object of a sequence.
+    /// Deletes each object of a sequence (a `List`, `MutableSet`, `LinkingObjects` or an array of objects).
+    ///
+    /// An object the sequence holds more than once (a `List` may) is deleted once. Every object must exist
+    /// when the call starts: one deleted before is an error, as when deleting one object.
     public func delete<S: Sequence>(_ objects: S) where S.Element: ObjectBase {
         let session = context.requireWriteSession(for: "delete objects")
-        for object in Array(objects) { session.delete(object) }
+        var seen = Set<SequenceDeletion>()
+        for object in Array(objects) {
+            if let managed = object._managed, managed.context === context,
+                !seen.insert(SequenceDeletion(table: managed.table.tableID, key: managed.key)).inserted
+            {
+                continue
+            }
+            session.delete(object)
+        }
     }
 
     /// Deletes every object of a `Results` (as it is when the call starts).
@@ -527,4 +538,10 @@ public actor Realm {
             }
         }
     }
+}
+
+/// A row that `Realm.delete(_:)` of a sequence has deleted: it skips the row when the sequence holds it again.
+private struct SequenceDeletion: Hashable {
+    let table: TableID
+    let key: ObjectKey
 }

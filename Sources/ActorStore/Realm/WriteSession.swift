@@ -141,6 +141,14 @@ final class WriteSession {
                             + "with create(_:value:update:)."))
                 return nil
             }
+            guard transaction.contains(managed.table.tableID, managed.key) else {
+                fail(
+                    RealmError(
+                        .invalidObject,
+                        "This \(managed.table.info.className) was deleted, so it can't be added or linked to: check "
+                            + "isInvalidated first, or add a new \(managed.table.info.className)."))
+                return nil
+            }
             return managed.key
         }
         if adding.contains(ObjectIdentifier(object)), let current = encoding.last {
@@ -226,7 +234,7 @@ final class WriteSession {
                     return nil
                 }
                 let columns = (0..<binding.columnCount).filter { $0 != column && (given?.contains($0) ?? true) }
-                updateRow(binding, existing, columns.map { ($0, row[$0]) })
+                updateRow(binding, existing, columns.map { ($0, row[$0]) }, reportingUnchanged: policy == .all)
                 return existing
             }
         }
@@ -409,11 +417,18 @@ final class WriteSession {
         updateRow(managed.table, managed.key, [(managed.table.columns[ordinal], value)])
     }
 
-    /// Updates columns of a row; embedded objects no longer referenced by it are deleted.
-    private func updateRow(_ binding: TableBinding, _ key: ObjectKey, _ columns: [(column: Int, value: Value)]) {
+    /// Updates columns of a row; embedded objects no longer referenced by it are deleted. With
+    /// `reportingUnchanged` (`update: .all`), columns given their current value are reported modified too.
+    private func updateRow(
+        _ binding: TableBinding, _ key: ObjectKey, _ columns: [(column: Int, value: Value)],
+        reportingUnchanged: Bool = false
+    ) {
         let owned = binding.embeddedLinkColumns.filter { c in columns.contains { $0.column == c } }
         let before = owned.isEmpty ? [] : embeddedChildren(binding, key, columns: owned)
-        guard run({ () throws(StorageError) in try transaction.update(binding.tableID, key, columns) }) != nil
+        guard
+            run({ () throws(StorageError) in
+                try transaction.update(binding.tableID, key, columns, reportingUnchanged: reportingUnchanged)
+            }) != nil
         else { return }
         guard !before.isEmpty else { return }
         let after = Set(embeddedChildren(binding, key, columns: owned).map(\.key))

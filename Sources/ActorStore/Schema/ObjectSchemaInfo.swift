@@ -124,15 +124,15 @@ final class ObjectSchemaInfo: @unchecked Sendable {
 
     /// Calls `body` for each property given in `value` (a dictionary by name, an array in declaration
     /// order, or an object of the same class); `body` returns whether it accepted the value.
-    /// - Returns: the names of properties whose given value was rejected, and unknown dictionary keys.
+    /// - Returns: the names of properties whose given value was rejected (dictionary keys that name no stored
+    ///   property are skipped, not rejected).
     func forEachGivenValue(in value: Any, _ body: (PropertyInfo, Any) -> Bool) -> [String] {
         var rejected: [String] = []
         if let dictionary = value as? [String: Any] {
+            // Keys that are not stored properties are ignored, as Realm does ("Realm will ignore any properties
+            // in the JSON not defined by the Object"): a JSON document may carry more than the model keeps.
             for (name, given) in dictionary {
-                guard let property = property(named: name), !property.kind.isLinkingObjects else {
-                    rejected.append(name)
-                    continue
-                }
+                guard let property = property(named: name), !property.kind.isLinkingObjects else { continue }
                 if !body(property, given) { rejected.append(name) }
             }
         } else if let array = value as? [Any] {

@@ -165,10 +165,12 @@ package final class WriteTransaction: ReadableStore {
         return key
     }
 
-    /// Sets some columns of an existing row. Columns whose value does not change are not reported modified.
+    /// Sets some columns of an existing row. Columns whose value does not change are not reported modified,
+    /// unless `reportingUnchanged` (Realm's `update: .all`): then every given column is written and reported.
     /// - Throws: `.invalidObject` (no such row), `.invalidValue` (including changing a primary key), `.limitExceeded`.
     package func update(
-        _ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)]
+        _ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)],
+        reportingUnchanged: Bool = false
     )
         throws(StorageError)
     {
@@ -193,6 +195,8 @@ package final class WriteTransaction: ReadableStore {
                 }
                 try checkLinks(normalized, schema)
                 row[column] = normalized
+                changed.insert(column)
+            } else if reportingUnchanged && !schema.isPrimaryKey {
                 changed.insert(column)
             }
         }
