@@ -85,6 +85,10 @@ open class ObjectBase: CustomStringConvertible {
     /// Whether the object was deleted from its realm (or its realm's write transaction that created it was
     /// cancelled). Reading a property of an invalidated object stops the program; check this first when an
     /// object may have been deleted.
+    ///
+    /// It follows the realm's current version: an object deleted in a write transaction that is then
+    /// cancelled is valid again (Realm Swift keeps that instance invalidated and makes you query the object
+    /// again; here the same instance works).
     public final var isInvalidated: Bool {
         guard let managed = _managed else { return false }
         return !managed.context.exists(self)

@@ -179,7 +179,8 @@ public actor Realm {
         if isTurnOver(now: DispatchTime.now().uptimeNanoseconds) { await engine.yieldWriter() }
     }
 
-    /// Discards everything the open write transaction did. Objects it added become invalidated.
+    /// Discards everything the open write transaction did. Objects it added become invalidated; objects it
+    /// deleted are valid again, the same instances (see ``ObjectBase/isInvalidated``).
     public func cancelWrite() {
         guard let session = context.session else {
             preconditionFailure("cancelWrite() was called without a write transaction: call beginWrite() first.")
@@ -250,7 +251,8 @@ public actor Realm {
     /// order (`["Rex", 3]`), or another object of the class, inside the open write transaction; nested
     /// dictionaries and arrays create linked objects.
     ///
-    /// Missing properties take their default values. With a primary key and `update: .modified` (or
+    /// Missing properties take their default values; dictionary keys that name no property are ignored (a
+    /// JSON document may carry more than the model keeps). With a primary key and `update: .modified` (or
     /// `.all`), an existing object is updated with only the values given; `nil` (or `NSNull()`) clears an
     /// optional property. A value that does not fit makes the enclosing `write` throw
     /// `RealmError.invalidValue` and commit nothing.
@@ -475,13 +477,17 @@ public actor Realm {
     }
 
     /// Writes a compacted copy of the realm's newest version to a new file.
+    ///
+    /// Called by the task that opened a write transaction (between `beginWrite()` and `commitWrite()`), it
+    /// copies what that transaction sees, its uncommitted changes included, as Realm does; the transaction
+    /// stays open. An in-memory realm is copied to a file on disk, which opens like any other realm.
     /// - Throws: `RealmError.fileExists` if something is already at `url`; `.diskFull`, `.fileAccess`.
     public func writeCopy(toFile url: URL) async throws {
-        guard context.configuration.inMemoryIdentifier == nil else {
-            throw RealmError(.fileAccess, "An in-memory realm cannot be copied to a file yet.")
-        }
+        let ownTransaction = context.session.flatMap { $0.owner == Self.currentTaskID() ? $0.transaction : nil }
+        let disk: (any FileSystem)? = context.configuration.inMemoryIdentifier == nil ? nil : PosixFileSystem()
         do {
-            try await context.engine.writeCopy(to: url.standardizedFileURL.path)
+            try await context.engine.writeCopy(
+                to: url.standardizedFileURL.path, transaction: ownTransaction, destinationFileSystem: disk)
         } catch {
             throw RealmError(error)
         }

@@ -25,19 +25,41 @@ extension StorageEngine {
         try await compactNow()
     }
 
-    /// Writes a compacted copy of the newest durable version to `destination` (which must not exist).
+    /// Writes a compacted copy of the newest durable version to `destination` (which must not exist), or,
+    /// given the open write transaction `transaction`, of what that transaction sees (its uncommitted
+    /// changes included; the transaction stays open and unchanged).
+    ///
+    /// - Parameter destinationFileSystem: where `destination` is, when not in this engine's file system (an
+    ///   in-memory store copied to a real file).
     /// - Throws: `.fileExists`, `.diskFull`, `.ioFailure`, `.permissionDenied`.
-    package func writeCopy(to destination: String) async throws(StorageError) {
+    package nonisolated(nonsending) func writeCopy(
+        to destination: String, transaction: WriteTransaction? = nil,
+        destinationFileSystem: (any FileSystem)? = nil
+    ) async throws(StorageError) {
+        let fs = destinationFileSystem ?? self.fs
         if fs.fileExists(destination) {
             throw StorageError(.fileExists, "'\(destination)' already exists. Choose another path or remove it first.")
         }
-        let snapshot = try snapshot()
-        let fs = self.fs
+        let (state, region, pending, snapshot): (DatabaseState, MappedRegion, CompactedFile.PendingRows?, Snapshot?)
+        if let transaction {
+            let rows = CompactedFile.PendingRows(start: transaction.recordStart, bytes: transaction.buffer.bytes)
+            (state, region, pending, snapshot) = (transaction.state, transaction.region, rows, nil)
+        } else {
+            // The newest version, pinned by the snapshot until the copy is written.
+            let newest = try self.snapshot()
+            (state, region, pending, snapshot) = (newest.state, newest.region, nil, newest)
+        }
+        // Safety: `pending` points into the transaction's record buffer. Its owner is suspended in this call
+        // (the transaction is used only by the task that opened it), so nothing appends to the buffer (which
+        // could move it) until this returns.
+        nonisolated(unsafe) let rows = pending
         try await offload { () throws(StorageError) in
             let temporary = destination + ".compacting"
             var copy = try CompactedFile(fs: fs, path: temporary, header: FileHeader(fileID: UUID(), generation: 0))
             do throws(StorageError) {
-                try copy.writeBase(of: snapshot.state, from: snapshot.region)
+                try withExtendedLifetime(snapshot) { () throws(StorageError) in
+                    try copy.writeBase(of: state, from: region, pending: rows)
+                }
                 try fs.sync(copy.file)
                 try fs.rename(temporary, to: destination)
             } catch {
@@ -192,7 +214,16 @@ struct CompactedFile {
 
     /// Writes one record holding the whole of `source` (schema, then every live row, bytes copied as they
     /// are), streaming it in chunks, and builds the new row index in one ordered pass per table.
-    mutating func writeBase(of source: DatabaseState, from sourceRegion: MappedRegion) throws(StorageError) {
+    /// The rows of an open write transaction, which are in its record buffer rather than in the file: the
+    /// row at file offset `o >= start` is at `bytes[o - start]`.
+    struct PendingRows {
+        let start: UInt64
+        let bytes: UnsafeRawBufferPointer
+    }
+
+    mutating func writeBase(
+        of source: DatabaseState, from sourceRegion: MappedRegion, pending: PendingRows? = nil
+    ) throws(StorageError) {
         sourceEnd = source.endOffset
         guard source.version > .zero else { return }
         let recordStart = end
@@ -221,15 +252,25 @@ struct CompactedFile {
             var rows: [(ObjectKey, RowLocation)] = []
             rows.reserveCapacity(table.rows.count)
             for (key, location) in table.rows {
-                guard Int(location.offset) + Int(location.length) <= sourceRegion.length else {
-                    throw StorageError(.corrupted, "A row location lies outside the mapped file.")
+                let rowBytes: UnsafeRawBufferPointer
+                if let pending, location.offset >= pending.start {
+                    let start = Int(location.offset - pending.start)
+                    guard start + Int(location.length) <= pending.bytes.count else {
+                        throw StorageError(.corrupted, "A row location lies outside the write transaction's record.")
+                    }
+                    rowBytes = UnsafeRawBufferPointer(rebasing: pending.bytes[start..<start + Int(location.length)])
+                } else {
+                    guard Int(location.offset) + Int(location.length) <= sourceRegion.length else {
+                        throw StorageError(.corrupted, "A row location lies outside the mapped file.")
+                    }
+                    rowBytes = sourceRegion.bytes(at: Int(location.offset), count: Int(location.length))
                 }
                 chunk.append(CommitPayload.Op.upsert.rawValue)
                 chunk.append(table.id.rawValue)
                 chunk.append(key.rawValue)
                 chunk.append(location.length)
                 let rowOffset = offset + UInt64(chunk.count)
-                chunk.append(sourceRegion.bytes(at: Int(location.offset), count: Int(location.length)))
+                chunk.append(rowBytes)
                 rows.append((key, RowLocation(offset: rowOffset, length: location.length)))
                 live += UInt64(location.length) + DatabaseState.rowOverhead
                 if chunk.count >= 1 << 22 { try flush() }
