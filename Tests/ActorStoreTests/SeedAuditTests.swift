@@ -807,12 +807,46 @@ private func auditInvalidateThenRead(_ realm: isolated Realm, other: Realm) asyn
         try await source.write { $0.create(AuditDog.self, value: ["name": "Rex", "age": 3]) }
         let frozenRex = try #require(await source.freeze().objects(AuditDog.self).first)
         let destination = try await Realm(configuration: auditConfiguration())
-        await withKnownIssue("create(_:value:) does not take a Frozen<T> (or any Sendable form of an object)") {
-            try await destination.write { realm in realm.create(AuditDog.self, value: frozenRex) }
-        }
+        try await destination.write { realm in realm.create(AuditDog.self, value: frozenRex) }
         let copied = await destination.read { realm in realm.objects(AuditDog.self).map { "\($0.name) \($0.age)" } }
-        withKnownIssue("nothing was copied") {
-            #expect(copied == ["Rex 3"])
+        #expect(copied == ["Rex 3"])
+
+        // With the objects it links to (a list, a set, a map, a to-one link), copied at the same version.
+        try await source.write { realm in
+            let jim = realm.create(AuditPerson.self, value: ["name": "Jim", "address": ["country": "NZ"]])
+            let rex = realm.objects(AuditDog.self)[0]
+            let fido = realm.create(AuditDog.self, value: ["name": "Fido", "age": 1])
+            jim.dogs.append(objectsIn: [rex, fido, rex])
+            jim.favorites.insert(fido)
+            jim.dogsByNickname["boss"] = rex
+        }
+        let frozenJim = try #require(await source.freeze().objects(AuditPerson.self).first)
+        try await destination.write { realm in realm.create(AuditPerson.self, value: frozenJim) }
+        let person = await destination.read { realm -> [String] in
+            guard let jim = realm.objects(AuditPerson.self).first else { return [] }
+            return [
+                jim.name, jim.address?.country ?? "-", jim.dogs.map(\.name).joined(separator: ","),
+                jim.favorites.map(\.name).joined(), jim.dogsByNickname["boss"]??.name ?? "-",
+                "\(realm.objects(AuditDog.self).count)",
+            ]
+        }
+        // An object reached several times (twice in the list, in the set, in the map) is copied once.
+        #expect(person == ["Jim", "NZ", "Rex,Fido,Rex", "Fido", "Rex", "3"])
+        let sameRex = await destination.read { realm in
+            realm.objects(AuditPerson.self).first.map { $0.dogs[0].isSameObject(as: $0.dogs[2]) }
+        }
+        #expect(sameRex == true)
+
+        // Objects that link back to the one being copied are refused with a clear error, nothing written.
+        try await source.write { realm in realm.objects(AuditDog.self)[0].owner = realm.objects(AuditPerson.self)[0] }
+        let cyclic = try #require(await source.freeze().objects(AuditPerson.self).first)
+        await expectAuditError(.invalidValue) {
+            try await destination.write { realm in realm.create(AuditPerson.self, value: cyclic) }
+        }
+        #expect(await destination.read { $0.objects(AuditPerson.self).count } == 1)
+        // A frozen object of another class is refused.
+        await expectAuditError(.invalidValue) {
+            try await destination.write { realm in realm.create(AuditPerson.self, value: frozenRex) }
         }
     }
 }

@@ -117,6 +117,9 @@ public final class List<Element: _RealmCollectionValue>: RandomAccessCollection,
         replaceSubrange(end..<end, with: new)
     }
 
+    /// Appends the elements of a sequence: Realm Swift's name for ``append(contentsOf:)``.
+    public func append<S: Sequence>(objectsIn elements: S) where S.Element == Element { append(contentsOf: elements) }
+
     /// Inserts an element at `index`.
     public func insert(_ element: Element, at index: Int) {
         replaceSubrange(index..<index, with: CollectionOfOne(element))

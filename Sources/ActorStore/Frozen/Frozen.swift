@@ -283,3 +283,44 @@ extension _ObjectFreezing where Self: ObjectBase {
         return frozen
     }
 }
+
+/// A frozen object given as the value of `create(_:value:)`: how an object is copied into a realm on
+/// another file (a live object cannot leave its actor; its frozen form can). Its values are read as stored,
+/// and the objects it links to are reached at the same version.
+protocol FrozenObjectSource {
+    /// The class of the object.
+    var sourceInfo: ObjectSchemaInfo { get }
+    /// Which object of which version this is.
+    var sourceIdentity: FrozenObjectIdentity { get }
+    /// The stored value of `property` (a property of `sourceInfo`), or nil if the file has no column for it.
+    func storedValue(_ property: PropertyInfo) -> Value?
+    /// The object `key` of class `type` at the same version, or nil if there is none.
+    func linked(_ key: ObjectKey, _ type: ObjectBase.Type) -> (any FrozenObjectSource)?
+}
+
+/// One object of one frozen version (see ``FrozenObjectSource``).
+struct FrozenObjectIdentity: Hashable {
+    let context: ObjectIdentifier
+    let table: TableID
+    let key: ObjectKey
+}
+
+extension Frozen: FrozenObjectSource {
+    var sourceInfo: ObjectSchemaInfo { binding.info }
+
+    var sourceIdentity: FrozenObjectIdentity {
+        FrozenObjectIdentity(context: ObjectIdentifier(context), table: binding.tableID, key: key)
+    }
+
+    func storedValue(_ property: PropertyInfo) -> Value? {
+        guard binding.columns.indices.contains(property.ordinal) else { return nil }
+        let column = binding.columns[property.ordinal]
+        guard column >= 0 else { return nil }
+        return context.value(at: location, column: column, type: binding.types[column])
+    }
+
+    func linked(_ key: ObjectKey, _ type: ObjectBase.Type) -> (any FrozenObjectSource)? {
+        func frozen<U: ObjectBase>(_ type: U.Type) -> (any FrozenObjectSource)? { context.frozen(type, key) }
+        return frozen(type)
+    }
+}

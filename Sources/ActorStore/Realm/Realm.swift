@@ -256,6 +256,15 @@ public actor Realm {
     /// `.all`), an existing object is updated with only the values given; `nil` (or `NSNull()`) clears an
     /// optional property. A value that does not fit makes the enclosing `write` throw
     /// `RealmError.invalidValue` and commit nothing.
+    ///
+    /// To copy an object from a realm on another file, pass its frozen form (live objects cannot leave
+    /// their actor): the copy takes its values and copies the objects it links to with it, each once, with
+    /// the same update policy. A frozen object whose links lead back to it (a cycle) is refused; copy such
+    /// objects one at a time and link them afterwards.
+    /// ```swift
+    /// let rex = await source.read { $0.objects(Dog.self).first!.freeze() }
+    /// try await destination.write { $0.create(Dog.self, value: rex) }
+    /// ```
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
         let session = context.requireWriteSession(for: "create objects")

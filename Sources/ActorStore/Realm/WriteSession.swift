@@ -25,6 +25,11 @@ final class WriteSession {
     @exclusivity(unchecked) private var fixups: [(object: ObjectBase, property: PropertyInfo, slot: any _Persistable)] =
         []
     @exclusivity(unchecked) private var policy = Realm.UpdatePolicy.error
+    /// The frozen objects `create(_:value:)` is copying, outermost first (to refuse a cycle).
+    @exclusivity(unchecked) private var copying = Set<FrozenObjectIdentity>()
+    /// The copies the outermost `create(_:value:)` made of frozen objects: an object reached twice (a list
+    /// holding it twice, two links to it) is copied once.
+    @exclusivity(unchecked) private var copies: [FrozenObjectIdentity: ObjectKey] = [:]
     /// Embedded objects inserted by the add or create under way: a second link to one would give it two parents.
     @exclusivity(unchecked) private var embeddedAdded = Set<ObjectIdentifier>()
     /// The row and column a property set is encoding a value for (see `set`).
@@ -105,7 +110,10 @@ final class WriteSession {
         defer {
             addDepth -= 1
             policy = saved
-            if addDepth == 0 { applyFixups() }
+            if addDepth == 0 {
+                applyFixups()
+                copies = [:]
+            }
         }
         return body()
     }
@@ -284,6 +292,10 @@ final class WriteSession {
     private func createRow(
         _ info: ObjectSchemaInfo, _ binding: TableBinding, value: Any, update: Realm.UpdatePolicy
     ) -> (TableBinding, ObjectKey)? {
+        if let source = value as? any FrozenObjectSource {
+            guard let given = givenValues(info, binding, copying: source, update: update) else { return nil }
+            return finishRow(info, binding, given, update: update)
+        }
         var given = [Value?](repeating: nil, count: binding.columnCount)
         var wrongType: [String] = []
         let rejected = info.forEachGivenValue(in: value) { property, any in
@@ -314,6 +326,13 @@ final class WriteSession {
                     .invalidValue, "create(\(info.className).self, value:) failed: " + details.joined(separator: "; ")))
             return nil
         }
+        return finishRow(info, binding, given, update: update)
+    }
+
+    /// Inserts or updates the row with the `given` column values; the other columns take their defaults.
+    private func finishRow(
+        _ info: ObjectSchemaInfo, _ binding: TableBinding, _ given: [Value?], update: Realm.UpdatePolicy
+    ) -> (TableBinding, ObjectKey)? {
         var row = binding.defaultRow
         var fresh: ObjectBase?
         for property in info.storedProperties {
@@ -333,6 +352,65 @@ final class WriteSession {
                 binding, row, given: update == .error ? nil : Set(given.indices.filter { given[$0] != nil }))
         else { return nil }
         return (binding, key)
+    }
+
+    /// The column values of a copy of the frozen object `source` (of the class `info`): its stored values,
+    /// and for its links, lists, sets and maps of objects, links to copies of those objects, made the same
+    /// way with the same policy. Nil on failure (recorded): another class, or objects that link back to
+    /// an object being copied (a cycle).
+    private func givenValues(
+        _ info: ObjectSchemaInfo, _ binding: TableBinding, copying source: any FrozenObjectSource,
+        update: Realm.UpdatePolicy
+    ) -> [Value?]? {
+        guard source.sourceInfo.type == info.type else {
+            fail(
+                RealmError(
+                    .invalidValue,
+                    "create(\(info.className).self, value:) was given a frozen \(source.sourceInfo.className): a "
+                        + "frozen object is copied as its own class."))
+            return nil
+        }
+        guard copying.insert(source.sourceIdentity).inserted else {
+            fail(
+                RealmError(
+                    .invalidValue,
+                    "The frozen \(info.className) given to create(_:value:) links back to itself through the objects "
+                        + "it links to, which are copied with it: copy the objects of a cycle one at a time and link "
+                        + "them afterwards."))
+            return nil
+        }
+        defer { copying.remove(source.sourceIdentity) }
+        var given = [Value?](repeating: nil, count: binding.columnCount)
+        for property in info.storedProperties {
+            let column = binding.columns[property.ordinal]
+            guard column >= 0, let value = source.storedValue(property) else { continue }
+            guard let target = property.kind.linkTarget else {
+                given[column] = value
+                continue
+            }
+            // A link to an object the source's version does not have reads as nil, as it would there.
+            func copy(_ link: Value) -> Value? {
+                guard case .link(let key) = link, let linked = source.linked(key, target) else { return .null }
+                if let done = copies[linked.sourceIdentity] { return .link(done) }
+                guard let (_, copy) = createRow(target, value: linked, update: update, nested: true) else { return nil }
+                copies[linked.sourceIdentity] = copy
+                return .link(copy)
+            }
+            switch value {
+            case .link:
+                given[column] = copy(value)
+            case .list(let items):
+                given[column] = .list(items.compactMap(copy).filter { $0 != .null })
+            case .set(let items):
+                given[column] = .set(items.compactMap(copy).filter { $0 != .null })
+            case .map(let entries):
+                given[column] = .map(entries.compactMap { entry in copy(entry.value).map { .init(entry.key, $0) } })
+            default:
+                given[column] = value
+            }
+            guard failure == nil else { return nil }
+        }
+        return given
     }
 
     private enum NestedValue {
