@@ -4,8 +4,8 @@ import Testing
 
 // An audit of the seeds (the Realm Swift guide's Models, Writes, Realms and Threading sections, the Realms
 // overview and the RLMRealm API reference) for examples and stated behaviours SeedBehaviourTests does not
-// cover yet, written against ActorStore's API. Where ActorStore diverges from the seeds, the test states
-// the seed's behaviour inside `withKnownIssue`.
+// cover yet, written against ActorStore's API. Each divergence the audit found was fixed, or (an object
+// deleted in a cancelled transaction is valid again) documented as a deliberate difference and tested as such.
 
 // MARK: Models of these tests
 
