@@ -105,6 +105,14 @@ extension StorageEngine {
         let header = core.withLock { $0.header }
         let fs = self.fs
         let temporary = path + ".compacting"
+        // The generation comes from the file's header: a crafted one may be at the limit.
+        guard header.generation < UInt64.max else {
+            throw StorageError(
+                .corrupted,
+                "The header of '\(path)' gives generation \(header.generation), which no store reaches, so it "
+                    + "cannot be compacted. The file is damaged; copy its contents into a new store or restore it "
+                    + "from a backup.")
+        }
         var newHeader = header
         newHeader.generation += 1
         let finalHeader = newHeader

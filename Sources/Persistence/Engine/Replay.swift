@@ -16,6 +16,13 @@ package enum Replay {
         let version = Version(r.uint64())
         // A compacted file starts with one record holding a whole version, whatever its number.
         let isBase = state.version == .zero && recordOffset == FileHeader.size && version > .zero
+        guard version <= .max else {
+            throw StorageError(
+                .corrupted,
+                "'\(path)' has a commit at byte \(recordOffset) for \(version), past the largest version a store "
+                    + "can reach. The file is damaged or was written by a faulty program; restore it from a backup.",
+                offset: FileOffset(recordOffset))
+        }
         guard !r.overrun, version == state.version.next || isBase else {
             throw StorageError(
                 .corrupted,
@@ -32,6 +39,10 @@ package enum Replay {
                 case .upsert:
                     let table = TableID(r.uint32())
                     let key = ObjectKey(r.int64())
+                    // The table's next key is one past its largest key: the largest key must leave room.
+                    guard key.rawValue < Int64.max else {
+                        throw CommitPayload.malformed(path, recordOffset, "object key")
+                    }
                     let length = Int(r.uint32())
                     let start = r.position
                     let bytes = r.bytes(length)
@@ -49,6 +60,7 @@ package enum Replay {
                     try state.applyDelete(table: table, key: key, oldRow: try readRow(location), token: token)
                 case .schema:
                     let (schemaVersion, tables) = try CommitPayload.readSchema(&r, at: recordOffset, path: path)
+                    try validate(tables, path: path, at: recordOffset)
                     try state.applySchema(tables, version: schemaVersion, token: token, readRow: readRow)
                 case .clear:
                     let table = TableID(r.uint32())
@@ -65,6 +77,25 @@ package enum Replay {
         }
         state.version = version
         state.endOffset = UInt64(payloadOffset + payload.count + Record.footerSize)
+    }
+
+    /// Checks a schema read from a file as a live schema change is checked (``SchemaValidation``), and that
+    /// no two tables share an id: the rest of the engine relies on both (a row never has more columns than
+    /// ``RowFormat/maxColumns``, a link names a table, …), and a record whose checksum is valid may still
+    /// hold a schema no ActorStore would write.
+    /// - Throws: `.corrupted` naming the problem.
+    private static func validate(
+        _ tables: [CommitPayload.TableEntry], path: String, at recordOffset: Int
+    ) throws(StorageError) {
+        var ids = Set<TableID>()
+        for table in tables where !ids.insert(table.id).inserted {
+            throw CommitPayload.malformed(path, recordOffset, "schema (two tables have the id \(table.id))")
+        }
+        do throws(StorageError) {
+            try SchemaValidation.validate(tables.map(\.schema))
+        } catch {
+            throw CommitPayload.malformed(path, recordOffset, "schema (\(error.message))")
+        }
     }
 }
 

@@ -35,6 +35,13 @@ extension StorageEngine {
             writeLock.unlock()
             throw problem
         }
+        guard state.version < .max else {
+            writeLock.unlock()
+            throw StorageError(
+                .limitExceeded,
+                "The store at '\(path)' is at \(state.version), the last version a store can reach; it accepts no "
+                    + "more writes. Copy its contents into a new store.")
+        }
         return WriteTransaction(engine: self, base: state, recordStart: end, region: region)
     }
 

@@ -317,10 +317,22 @@ package final class StorageEngine: Sendable {
         return lockFile
     }
 
-    /// The mapping length for a file of `size` bytes: room to grow before the next remap.
-    static func regionLength(for size: UInt64) -> Int {
+    /// The longest mapping the engine asks for, and so the largest store file it opens or grows: 2^62
+    /// bytes (4 EiB), beyond what any file system holds; a bound that keeps the length arithmetic exact.
+    static let maxRegionLength = 1 << 62
+
+    /// The mapping length for a file of `size` bytes: room to grow before the next remap (twice the size,
+    /// rounded up to a power of two, at least 1 MiB and at most ``maxRegionLength``).
+    /// - Throws: `.limitExceeded` if `size` is over ``maxRegionLength`` (the doubling would overflow).
+    static func regionLength(for size: UInt64) throws(StorageError) -> Int {
+        guard size <= UInt64(maxRegionLength) else {
+            throw StorageError(
+                .limitExceeded,
+                "A store file of \(size) bytes is larger than the \(maxRegionLength) bytes ActorStore can map. "
+                    + "The file is damaged or not a store; restore it from a backup.")
+        }
         var length = 1 << 20
-        while UInt64(length) < size * 2 { length <<= 1 }
+        while length < maxRegionLength && UInt64(length) < size * 2 { length <<= 1 }
         return length
     }
 

@@ -201,11 +201,7 @@ package final class WriteTransaction: ReadableStore {
             }
         }
         guard !changed.isEmpty else { return }
-        let size = RowEncoder.dataSize(row, types: types)
-        guard size <= RowFormat.maxDataBytes else {
-            throw StorageError(
-                .limitExceeded, "The object's values would take \(size) bytes; the limit is \(RowFormat.maxDataBytes).")
-        }
+        try RowEncoder.checkRowSize(dataSize: RowEncoder.dataSize(row, types: types), columnCount: types.count)
         try appendUpsert(tableID, key, row, types)
         changes.tables[tableID, default: TableChanges()].recordModify(key, changed)
     }
@@ -297,6 +293,14 @@ package final class WriteTransaction: ReadableStore {
                 linkColumns: table.linkColumns, nextKey: table.nextKey)
         }
         let cache = insertCache!
+        // The next key after this one must be representable too (`insert` stores `key + 1`).
+        guard cache.nextKey < Int64.max else {
+            throw StorageError(
+                .limitExceeded,
+                "The '\(state.tables[tableID]?.schema.name ?? "\(tableID)")' table has used every object key "
+                    + "(keys are never reused, and the next would be \(cache.nextKey)); it cannot hold another object. "
+                    + "Copy its objects into a new table or store.")
+        }
         let row = try RowEncoder.validateRow(values, columns: cache.columns)
         for column in cache.linkColumns { try checkLinks(row[column], cache.columns[column]) }
         return (row, ObjectKey(cache.nextKey), cache.types)
@@ -341,8 +345,16 @@ package final class WriteTransaction: ReadableStore {
         buffer.append(UInt32(0))
         let rowStart = buffer.count
         let length = RowEncoder.encode(row, types: types, into: buffer)
-        buffer.store(UInt32(length), at: lengthOffset)
-        let location = RowLocation(offset: recordStart + UInt64(rowStart), length: UInt32(length))
+        // Callers check the size first (``RowEncoder/checkRowSize(dataSize:columnCount:)``); never trap if one
+        // did not.
+        guard let storedLength = UInt32(exactly: length) else {
+            buffer.truncate(to: mark)
+            throw StorageError(
+                .limitExceeded,
+                "The object takes \(length) bytes stored; the limit is \(RowFormat.maxRowBytes) bytes per object.")
+        }
+        buffer.store(storedLength, at: lengthOffset)
+        let location = RowLocation(offset: recordStart + UInt64(rowStart), length: storedLength)
         do throws(StorageError) {
             let newRow = try RowView(buffer.bytes(at: rowStart, count: length))
             try state.applyUpsert(table: tableID, key: key, location: location, newRow: newRow, token: token) {

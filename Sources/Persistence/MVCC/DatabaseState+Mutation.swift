@@ -36,6 +36,14 @@ extension DatabaseState {
         into table: inout TableState, _ tableID: TableID, _ key: ObjectKey, _ location: RowLocation,
         _ newRow: RowView, _ token: MutationToken, _ readRow: (RowLocation) throws(StorageError) -> RowView
     ) throws(StorageError) {
+        // The table's next key is one past its largest key. Replay rejects a key of Int64.max and inserts
+        // stop before it; checked here too, before anything changes, so that no path can trap below.
+        guard key.rawValue < Int64.max else {
+            throw StorageError(
+                .corrupted,
+                "'\(table.schema.name)' has an object with key \(key), which leaves no room for the table's next "
+                    + "key. The file is damaged; restore it from a backup.")
+        }
         // Keys at or past nextKey were never used: nothing to replace (the common case of an insert).
         let oldLocation = key.rawValue < table.nextKey ? table.rows.value(forKey: key) : nil
         let oldRow = try oldLocation.map(readRow)

@@ -28,7 +28,13 @@ package struct Version: RawRepresentable, Hashable, Comparable, Sendable, Custom
     package init(_ rawValue: UInt64) { self.rawValue = rawValue }
     package static func < (lhs: Version, rhs: Version) -> Bool { lhs.rawValue < rhs.rawValue }
     package static let zero = Version(0)
-    package var next: Version { Version(rawValue + 1) }
+    /// The newest version a store may hold. Replay rejects a record for a later version as malformed
+    /// and ``StorageEngine/beginWrite()`` refuses to start a transaction once it is reached, so every
+    /// version in a state, and its ``next``, is representable.
+    package static let max = Version(UInt64.max - 1)
+    /// The version after this one. Saturates at `UInt64.max` instead of trapping (the checks above keep
+    /// every state at or below ``max``, so a version compared with `next` is never at the limit).
+    package var next: Version { Version(rawValue == UInt64.max ? rawValue : rawValue + 1) }
     package var description: String { "v\(rawValue)" }
 }
 

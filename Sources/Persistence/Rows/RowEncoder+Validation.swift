@@ -87,12 +87,29 @@ extension RowEncoder {
             dataSize += columnSize(normalized, type: type)
             if type.collection == .set || type.collection == .map { result[i] = normalized }
         }
+        try checkRowSize(dataSize: dataSize, columnCount: columns.count)
+        return result
+    }
+
+    /// Checks that a row of `columnCount` columns whose data takes `dataSize` bytes can be encoded and
+    /// stored: data within ``RowFormat/maxDataBytes``, and header plus data within ``RowFormat/maxRowBytes``
+    /// (a row's length is stored in 32 bits, and the header comes on top of the data).
+    ///
+    /// - Throws: `.limitExceeded` naming the size and the limit.
+    package static func checkRowSize(dataSize: Int, columnCount: Int) throws(StorageError) {
         guard dataSize <= RowFormat.maxDataBytes else {
             throw StorageError(
                 .limitExceeded,
                 "The object's values take \(dataSize) bytes; the limit is \(RowFormat.maxDataBytes) bytes per object.")
         }
-        return result
+        let width = RowFormat.offsetWidth(forDataLength: dataSize)
+        let encoded = RowFormat.headerSize(columnCount: columnCount, offsetWidth: width) + dataSize
+        guard encoded <= RowFormat.maxRowBytes else {
+            throw StorageError(
+                .limitExceeded,
+                "The object takes \(encoded) bytes stored (\(dataSize) bytes of values and the table of their "
+                    + "\(columnCount) offsets); the limit is \(RowFormat.maxRowBytes) bytes per object.")
+        }
     }
 
     /// Checks every element of a list or set.

@@ -53,6 +53,8 @@ package enum RowFormat {
     package static let maxColumns = 4096
     /// The largest `data` section of a row: the column end offsets are at most 32 bits wide.
     package static let maxDataBytes = Int(UInt32.max)
+    /// The largest encoded row (header and data): an upsert stores the row's length in 32 bits.
+    package static let maxRowBytes = Int(UInt32.max)
     /// The size of the fixed part of the header: `columnCount: u16` and `offsetWidth: u8`.
     package static let fixedHeaderSize = 3
     /// The length stored for a null string or data element of a collection.
