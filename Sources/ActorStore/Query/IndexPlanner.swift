@@ -39,6 +39,10 @@ enum IndexPlanner {
             if case .int = value { return .some(value) }
             guard let d = QueryValues.double(value) else { return .some(nil) }
             return Int64(exactly: d).map { .some(.int($0)) } ?? nil
+        case (.date, .date(let d)) where d.timeIntervalSinceReferenceDate.isNaN:
+            // NaN equals nothing in a query (as a full scan decides), though the index keeps NaN dates
+            // under one key.
+            return nil
         case (.bool, .bool), (.string, .string), (.date, .date), (.uuid, .uuid), (.objectId, .objectId):
             return .some(value)
         default: return .some(nil)

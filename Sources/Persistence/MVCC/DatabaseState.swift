@@ -33,6 +33,12 @@ package struct Present: Hashable, Sendable {
 }
 
 /// The key of a primary-key or secondary index: an indexable value, ordered within its column's type.
+///
+/// Keys are ordered by case (in declaration order), then by payload. `.double` (a date's time interval)
+/// uses a total order, so that a key always equals itself and the trees can find every key they hold:
+/// every NaN is one key, before all other doubles (as Realm orders NaN), and `-0.0` equals `0.0`. With
+/// `Double`'s own `==` and `<`, a NaN date was never found again, so an update or a delete left its
+/// entry behind.
 package enum IndexKey: Hashable, Comparable, Sendable {
     case null
     case int(Int64)
@@ -40,6 +46,58 @@ package enum IndexKey: Hashable, Comparable, Sendable {
     case string(String)
     case uuid(UInt64, UInt64)
     case objectId(UInt64, UInt32)
+
+    package static func == (a: IndexKey, b: IndexKey) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case (.int(let x), .int(let y)): x == y
+        case (.double(let x), .double(let y)): x == y || (x.isNaN && y.isNaN)
+        case (.string(let x), .string(let y)): x == y
+        case (.uuid(let x1, let x2), .uuid(let y1, let y2)): x1 == y1 && x2 == y2
+        case (.objectId(let x1, let x2), .objectId(let y1, let y2)): x1 == y1 && x2 == y2
+        default: false
+        }
+    }
+
+    package static func < (a: IndexKey, b: IndexKey) -> Bool {
+        switch (a, b) {
+        case (.int(let x), .int(let y)): x < y
+        case (.double(let x), .double(let y)): x.isNaN ? !y.isNaN : x < y
+        case (.string(let x), .string(let y)): x < y
+        case (.uuid(let x1, let x2), .uuid(let y1, let y2)): (x1, x2) < (y1, y2)
+        case (.objectId(let x1, let x2), .objectId(let y1, let y2)): (x1, x2) < (y1, y2)
+        default: a.caseOrder < b.caseOrder
+        }
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(caseOrder)
+        switch self {
+        case .null: break
+        case .int(let v): hasher.combine(v)
+        // Equal keys hash alike: one pattern for every NaN, and `Double` hashes -0.0 as 0.0.
+        case .double(let v): hasher.combine(v.isNaN ? Double.nan : v)
+        case .string(let v): hasher.combine(v)
+        case .uuid(let hi, let lo):
+            hasher.combine(hi)
+            hasher.combine(lo)
+        case .objectId(let hi, let lo):
+            hasher.combine(hi)
+            hasher.combine(lo)
+        }
+    }
+
+    /// The position of the case in the declaration: the first criterion of the order.
+    private var caseOrder: Int {
+        switch self {
+        case .null: 0
+        case .int: 1
+        case .double: 2
+        case .string: 3
+        case .uuid: 4
+        case .objectId: 5
+        }
+    }
 
     /// The index key for a stored value, or nil if values of that kind are not indexable.
     package init?(_ value: Value) {
@@ -63,8 +121,8 @@ package enum IndexKey: Hashable, Comparable, Sendable {
     }
 
     /// Whether `element` counts towards the rank of `.int(target)` in a sorted run of keys: whether
-    /// `element < .int(target)`, or `element <= .int(target)` when `countingEqual` — exactly as the
-    /// synthesized `<` (cases in declaration order, then payloads) decides, but reading only the element's
+    /// `element < .int(target)`, or `element <= .int(target)` when `countingEqual` — exactly as `<`
+    /// (cases in declaration order, then payloads) decides, but reading only the element's
     /// case and integer payload in place: no copy, so no retain of a string payload and no call.
     ///
     /// The B-tree's search for integer keys (``PersistentBTree/rank(of:in:count:countingEqual:)``).
