@@ -138,7 +138,8 @@ private enum Reference {
         case (.date(let x), .date(let y)): return x == y ? 0 : (x < y ? -1 : 1)
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (x ? 1 : -1)
         default:
-            guard let x = a.number, let y = b.number else { return nil }
+            // NaN is unordered: every comparison with it but `!=` is false.
+            guard let x = a.number, let y = b.number, !x.isNaN, !y.isNaN else { return nil }
             return x == y ? 0 : (x < y ? -1 : 1)
         }
     }
@@ -271,14 +272,20 @@ private enum Gen {
         .equal, .notEqual, .beginsWith, .endsWith, .contains, .like, .less, .greaterOrEqual, .in,
     ]
 
+    /// Doubles past Int64's range, infinities and NaN reach the index planner's integer ranges (`age` is
+    /// indexed in `DiffIndexedItem`), which convert the constant to a starting key.
+    static let oddDoubles: [Double] = [.nan, .infinity, -.infinity, 9.2e18, 0x1p63, -0x1p63, -9.3e18, 1e300]
+
     static func intLiteral(_ rng: inout DiffRNG) -> Value {
-        rng.chance(0.15)
+        if rng.chance(0.05) { return .double(rng.pick(oddDoubles)) }
+        return rng.chance(0.15)
             ? .double(rng.pick([2.5, -0.5, 10.0, 20.5, 3.0])) : .int(Int64(Int.random(in: -1...21, using: &rng)))
     }
 
     static func numberLeaf(_ lhs: QueryExpression, _ rng: inout DiffRNG, double: Bool) -> QueryPredicate {
         func lit() -> Value {
             if double {
+                if rng.chance(0.03) { return .double(rng.pick(oddDoubles)) }
                 return rng.chance(0.3)
                     ? .int(Int64(Int.random(in: -2...11, using: &rng)))
                     : .double(rng.pick(DiffDomain.scores + [1.0, 2.3]))

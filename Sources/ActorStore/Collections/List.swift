@@ -76,13 +76,28 @@ public final class List<Element: _RealmCollectionValue>: RandomAccessCollection,
     /// The element at `position`; setting it replaces the element (in a write transaction when managed).
     public subscript(position: Int) -> Element {
         get {
-            guard owner != nil else { return storage[position] }
+            guard owner != nil else {
+                precondition(
+                    storage.indices.contains(position),
+                    "List index \(position) is out of bounds (count \(storage.count)).")
+                return storage[position]
+            }
             let values = stored
             precondition(
                 values.indices.contains(position), "List index \(position) is out of bounds (count \(values.count)).")
             return decode(values[position])
         }
-        set { replaceSubrange(position..<position + 1, with: CollectionOfOne(newValue)) }
+        set {
+            // Checked before `position + 1`, which overflows for `Int.max`.
+            checkIndex(position)
+            replaceSubrange(position..<position + 1, with: CollectionOfOne(newValue))
+        }
+    }
+
+    /// Stops the program, with the index and count, when `index` is not an element's position.
+    private func checkIndex(_ index: Int, _ what: String = "List index") {
+        let count = count
+        precondition(index >= 0 && index < count, "\(what) \(index) is out of bounds (count \(count)).")
     }
 
     /// Iterates the elements as they are when iteration begins.
@@ -94,6 +109,9 @@ public final class List<Element: _RealmCollectionValue>: RandomAccessCollection,
     /// Replaces a range of elements; the primitive every mutation goes through.
     public func replaceSubrange<C: Collection>(_ range: Range<Int>, with elements: C) where C.Element == Element {
         guard let owner else {
+            precondition(
+                range.lowerBound >= 0 && range.upperBound <= storage.count,
+                "List range \(range) is out of bounds (count \(storage.count)).")
             storage.replaceSubrange(range, with: elements)
             return
         }
@@ -122,12 +140,15 @@ public final class List<Element: _RealmCollectionValue>: RandomAccessCollection,
 
     /// Inserts an element at `index`.
     public func insert(_ element: Element, at index: Int) {
+        let count = count
+        precondition(index >= 0 && index <= count, "List insertion index \(index) is out of bounds (count \(count)).")
         replaceSubrange(index..<index, with: CollectionOfOne(element))
     }
 
     /// Removes and returns the element at `index`.
     @discardableResult
     public func remove(at index: Int) -> Element {
+        checkIndex(index)
         let element = self[index]
         replaceSubrange(index..<index + 1, with: EmptyCollection())
         return element
@@ -146,6 +167,8 @@ public final class List<Element: _RealmCollectionValue>: RandomAccessCollection,
 
     /// Moves the element at `from` to `to` (one change, so embedded objects are never orphaned midway).
     public func move(from: Int, to: Int) {
+        checkIndex(from, "List move source index")
+        checkIndex(to, "List move destination index")
         var elements = Array(self)
         let element = elements.remove(at: from)
         elements.insert(element, at: to)
@@ -154,6 +177,8 @@ public final class List<Element: _RealmCollectionValue>: RandomAccessCollection,
 
     /// Swaps two elements (one change).
     public func swapAt(_ i: Int, _ j: Int) {
+        checkIndex(i)
+        checkIndex(j)
         guard i != j else { return }
         var elements = Array(self)
         elements.swapAt(i, j)

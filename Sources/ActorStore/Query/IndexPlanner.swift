@@ -38,6 +38,8 @@ enum IndexPlanner {
         case (.int8, _), (.int16, _), (.int32, _), (.int64, _):
             if case .int = value { return .some(value) }
             guard let d = QueryValues.double(value) else { return .some(nil) }
+            // 2^63 is no Int64, but the scan finds the integers that convert to it (see `range`).
+            if d == 0x1p63 { return .some(nil) }
             return Int64(exactly: d).map { .some(.int($0)) } ?? nil
         case (.date, .date(let d)) where d.timeIntervalSinceReferenceDate.isNaN:
             // NaN equals nothing in a query (as a full scan decides), though the index keeps NaN dates
@@ -90,6 +92,12 @@ enum IndexPlanner {
             default: nil
             }
         }
+        // NaN is unordered (`QueryValues.order`), so no range against it matches, as in the scan.
+        switch constant {
+        case .date(let d) where d.timeIntervalSinceReferenceDate.isNaN: return []
+        case _ where QueryValues.double(constant)?.isNaN == true: return []
+        default: break
+        }
         let start: IndexKey
         let ascendingFromConstant = test.op == .greater || test.op == .greaterOrEqual
         if ascendingFromConstant {
@@ -98,7 +106,16 @@ enum IndexPlanner {
                 start = .double(d.timeIntervalSinceReferenceDate)
             } else {
                 guard let d = QueryValues.double(constant) else { return nil }
-                start = .int(d >= 9.2e18 ? Int64.max : (d <= -9.2e18 ? Int64.min : Int64(d.rounded(.down))))
+                // The first key to visit: every match must be at or after it (visits test each key). Below
+                // -2^63 (-infinity included) every value may match; in [-2^63, 2^63) `rounded(.down)` stays
+                // in Int64's range. At 2^63 or more (+infinity included), no Int64 is greater, but the scan
+                // compares an integer with a double that is not an Int64 as doubles, and the integers within
+                // 512 of Int64.max convert to 2^63 itself: start before them.
+                if d >= 0x1p63 {
+                    start = .int(Int64.max - 1024)
+                } else {
+                    start = .int(d < -0x1p63 ? Int64.min : Int64(d.rounded(.down)))
+                }
             }
         } else {
             start = isDate ? .double(-Double.infinity) : .int(Int64.min)

@@ -105,7 +105,7 @@ extension Realm {
             if let identifier = inMemoryIdentifier {
                 var configuration = StorageEngine.Configuration.inMemory()
                 configuration.durability = .none
-                configuration.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions.map { Int($0) }
+                configuration.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions.map { Int(clamping: $0) }
                 return ("memory:" + identifier, configuration)
             }
             guard let url = fileURL, url.isFileURL else {
@@ -114,7 +114,7 @@ extension Realm {
             let path = url.standardizedFileURL.path
             var compact: (@Sendable (UInt64, UInt64) -> Bool)?
             if let user = shouldCompactOnLaunch {
-                compact = { total, used in user(Int(total), Int(used)) }
+                compact = { total, used in user(Int(clamping: total), Int(clamping: used)) }
             }
             let configuration = StorageEngine.Configuration(
                 path: path, fileSystem: fileSystem ?? PosixFileSystem(),
@@ -122,7 +122,7 @@ extension Realm {
                 readOnly: readOnly,
                 autoCompaction: automaticCompaction ? StorageEngine.AutoCompaction() : nil,
                 shouldCompactOnLaunch: compact,
-                maximumNumberOfActiveVersions: maximumNumberOfActiveVersions.map { Int($0) })
+                maximumNumberOfActiveVersions: maximumNumberOfActiveVersions.map { Int(clamping: $0) })
             return ("file:" + path, configuration)
         }
     }

@@ -143,7 +143,7 @@ public actor Realm {
         context.session = nil
         context.invalidateLocations()
         if session.failure == nil, let limit = configuration.maximumNumberOfActiveVersions,
-            context.versionsPinnedByOthers() >= Int(limit)
+            context.versionsPinnedByOthers() >= Int(clamping: limit)
         {
             session.fail(
                 RealmError(
@@ -468,7 +468,8 @@ public actor Realm {
     public var statistics: Statistics {
         let stats = context.engine.statistics
         return Statistics(
-            fileSize: Int(stats.totalBytes), usedBytes: Int(stats.liveBytes), version: stats.version.rawValue,
+            fileSize: Int(clamping: stats.totalBytes), usedBytes: Int(clamping: stats.liveBytes),
+            version: stats.version.rawValue,
             pinnedVersions: stats.pinnedVersions, oldestPinnedVersion: stats.oldestPinnedVersion?.rawValue)
     }
 

@@ -347,9 +347,37 @@ final class RealmContext {
         // unspecialised from this module.
         if case .single = type.collection { return read(location, column, type) }
         if let cache = object._collectionCache, cache.column == column, cache.stamp == stamp { return cache.value }
-        let value = read(location, column, type)
+        var value = read(location, column, type)
+        if case .link = type.scalar, let target = table.info.properties[ordinal].kind.linkTarget {
+            value = withoutMissingLinks(value, target: target)
+        }
         object._collectionCache = (column, stamp, value)
         return value
+    }
+
+    /// A list or set of links without the links to objects that do not exist in the current version.
+    ///
+    /// Deleting an object removes the links to it, so these are only found in a file whose log deletes a
+    /// row without unlinking it first (a damaged or crafted file that still passes its checksums). Reading
+    /// through this, every `count`, index, iteration and write of a `List` or `MutableSet` sees the same
+    /// elements, as `Results` over the collection and frozen copies (which skip missing objects) do; the
+    /// next write of the collection stores it without them.
+    private func withoutMissingLinks(_ value: Value, target: ObjectBase.Type) -> Value {
+        let items: [Value]
+        switch value {
+        case .list(let values), .set(let values): items = values
+        default: return value
+        }
+        guard let table = binding(for: target)?.tableID else { return value }
+        func exists(_ item: Value) -> Bool {
+            guard case .link(let key) = item else { return true }
+            return location(table, key) != nil
+        }
+        guard let first = items.firstIndex(where: { !exists($0) }) else { return value }
+        var kept = Array(items[..<first])
+        for item in items[(first + 1)...] where exists(item) { kept.append(item) }
+        if case .set = value { return .set(kept) }
+        return .list(kept)
     }
 
     /// Brings a managed object's cached row location up to date with the current version; stops the
@@ -376,8 +404,12 @@ final class RealmContext {
     }
 
     // The two `read`s below are the hot path of every property read. A row was checksummed when the file
-    // was opened or written; a decoding failure here means the mapped file was changed behind the engine's
-    // back, and since reads cannot throw it reads as null.
+    // was opened or written, so a decoding failure here means either that the mapped file was changed
+    // behind the engine's back, or that the file holds row bytes that are malformed yet checksum-valid
+    // (written by a broken or hostile writer). Property getters do not throw (as in Realm), so such a
+    // value reads as null, which each property turns into its default (`0`, `""`, an empty collection,
+    // nil). Surfacing it would need a throwing getter or a trap; a validating pass at open (decoding every
+    // row) would catch it up front but costs a full read of the file.
 
     /// One column of the row at `location` in the open transaction.
     @inline(__always)
