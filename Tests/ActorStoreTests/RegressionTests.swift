@@ -376,3 +376,53 @@ private func deleteSomeResults(_ realm: isolated Realm) -> [String] {
         #expect(await realm.read { $0.objects(RegOwner.self).first!.items.count } == 0)
     }
 }
+
+/// A manual transaction (`beginWrite` … `await` … `commitWrite`) and the other tasks that run on the realm
+/// while it is suspended.
+@Suite struct ManualTransactionTests {
+    /// Opens a transaction, adds a book, and waits for `gate` before committing.
+    private static func addBook(
+        _ realm: isolated Realm, id: Int, opened: @Sendable () -> Void, gate: AsyncStream<Void>
+    ) async throws {
+        try await realm.beginWrite()
+        realm.create(Book.self, value: ["id": id])
+        opened()
+        for await _ in gate { break }
+        try await realm.commitWrite()
+    }
+
+    @Test func anotherTasksInvalidateLeavesTheTransactionAlone() async throws {
+        let realm = try await Realm(configuration: testConfiguration([Book.self]))
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let (opened, signal) = AsyncStream<Void>.makeStream()
+        let writer = Task { try await Self.addBook(realm, id: 1, opened: { signal.yield() }, gate: gate) }
+        for await _ in opened { break }
+        await realm.invalidate()  // another task: must not cancel the writer's transaction
+        #expect(await realm.isInWriteTransaction)
+        open.yield()
+        try await writer.value
+        #expect(await realm.read { $0.objects(Book.self).map(\.id) } == [1])
+    }
+
+    @Test func writeCopyOfAFailedTransactionThrowsItsError() async throws {
+        let realm = try await Realm(configuration: testConfiguration([Book.self]))
+        try await realm.write { $0.create(Book.self, value: ["id": 1]) }
+        let url = temporaryRealmURL("failed-copy.realm")
+        let error = await #expect(throws: RealmError.self) { try await Self.copyAfterDuplicate(realm, to: url) }
+        #expect(error?.code == .primaryKeyExists)
+        #expect(!FileManager.default.fileExists(atPath: url.path), "nothing was copied")
+        #expect(await realm.read { $0.objects(Book.self).count } == 1)
+    }
+
+    private static func copyAfterDuplicate(_ realm: isolated Realm, to url: URL) async throws {
+        try await realm.beginWrite()
+        realm.create(Book.self, value: ["id": 1])  // a duplicate primary key: recorded, the commit would throw
+        do {
+            try await realm.writeCopy(toFile: url)
+        } catch {
+            realm.cancelWrite()
+            throw error
+        }
+        try await realm.commitWrite()
+    }
+}

@@ -80,6 +80,30 @@ private func expectStopMessage(
         let huge = try await Self.ids(realm, "n", ">", 9.2e18)
         #expect(huge.indexed == [9_210_000_000_000_000_000, Int(Int64.max - 1), Int(Int64.max)])
     }
+
+    /// Integer arguments that no double represents exactly (above 2^53): an indexed range compares them
+    /// as integers, as the scan does; through a double, `>= 2^53 + 3` started the walk at 2^53 + 4.
+    @Test func largeIntegerArgumentsAgainstIndexedIntegersMatchTheScan() async throws {
+        let realm = try await Realm(configuration: testConfiguration([TrapCounter.self]))
+        let values: [Int] = [(1 << 53) + 1, (1 << 53) + 3, (1 << 54) + 6, (1 << 54) + 7, Int.max - 1, Int.max]
+        try await realm.write { realm in
+            for v in values { realm.create(TrapCounter.self, value: ["id": v, "n": v, "plain": v]) }
+        }
+        for column in ["id", "n"] {
+            for op in ["<", "<=", ">", ">=", "==", "!="] {
+                for argument in values {
+                    let (indexed, scanned) = try await realm.read { realm throws -> ([Int], [Int]) in
+                        let all = realm.objects(TrapCounter.self)
+                        return (
+                            try all.filter("\(column) \(op) %@", argument).map(\.id).sorted(),
+                            try all.filter("plain \(op) %@", argument).map(\.id).sorted()
+                        )
+                    }
+                    #expect(indexed == scanned, "\(column) \(op) \(argument)")
+                }
+            }
+        }
+    }
 }
 
 @Suite struct TrapRegressionConfigurationTests {

@@ -104,6 +104,10 @@ enum IndexPlanner {
             if isDate {
                 guard case .date(let d) = constant else { return nil }
                 start = .double(d.timeIntervalSinceReferenceDate)
+            } else if case .int(let v) = constant {
+                // Exact: an integer compares with integers as integers (through a double, 2^53 + 3 would
+                // round up to 2^53 + 4 and the walk would start past it).
+                start = .int(v)
             } else {
                 guard let d = QueryValues.double(constant) else { return nil }
                 // The first key to visit: every match must be at or after it (visits test each key). Below

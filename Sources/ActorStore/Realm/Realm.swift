@@ -137,9 +137,7 @@ public actor Realm {
     /// - Throws: a ``RealmError`` recorded by an operation of the transaction (then nothing is committed),
     ///   or one raised by the commit (`diskFull`, `ioFailure`: nothing committed; `poisoned`: reopen).
     public func commitWrite() async throws {
-        guard let session = context.session else {
-            preconditionFailure("commitWrite() was called without a write transaction: call beginWrite() first.")
-        }
+        let session = ownSession(for: "commitWrite()")
         context.session = nil
         context.invalidateLocations()
         if session.failure == nil, let limit = configuration.maximumNumberOfActiveVersions,
@@ -182,9 +180,7 @@ public actor Realm {
     /// Discards everything the open write transaction did. Objects it added become invalidated; objects it
     /// deleted are valid again, the same instances (see ``ObjectBase/isInvalidated``).
     public func cancelWrite() {
-        guard let session = context.session else {
-            preconditionFailure("cancelWrite() was called without a write transaction: call beginWrite() first.")
-        }
+        let session = ownSession(for: "cancelWrite()")
         context.session = nil
         session.transaction.rollback()
         context.invalidateLocations()
@@ -192,6 +188,21 @@ public actor Realm {
         context.advance()
         context.rebind()
         resumeNextWaiter()
+    }
+
+    /// The open write transaction, which the current task must own: ending another task's transaction
+    /// (while that task is suspended inside it, say in an `await`) is a programmer error.
+    private func ownSession(for call: String) -> WriteSession {
+        guard let session = context.session else {
+            preconditionFailure("\(call) was called without a write transaction: call beginWrite() first.")
+        }
+        if let owner = session.owner {
+            precondition(
+                owner == Self.currentTaskID(),
+                "\(call) was called from a task that did not begin the open write transaction: another task "
+                    + "opened it with beginWrite() and only that task may end it.")
+        }
+        return session
     }
 
     private func resumeNextWaiter() {
@@ -433,9 +444,13 @@ public actor Realm {
     public func refresh() -> Bool { context.refresh() }
 
     /// Releases the version the realm holds until the next read or write; live objects are re-read then.
-    /// Inside a write transaction, cancels it (as Realm).
+    /// Inside a write transaction, cancels it (as Realm). While another task's transaction is open (that
+    /// task suspended in an `await` inside it), it does nothing: only that task may end it.
     public func invalidate() {
-        if isInWriteTransaction { cancelWrite() }
+        if let session = context.session {
+            guard session.owner == nil || session.owner == Self.currentTaskID() else { return }
+            cancelWrite()
+        }
         context.refresh()
     }
 
@@ -491,9 +506,13 @@ public actor Realm {
     /// Called by the task that opened a write transaction (between `beginWrite()` and `commitWrite()`), it
     /// copies what that transaction sees, its uncommitted changes included, as Realm does; the transaction
     /// stays open. An in-memory realm is copied to a file on disk, which opens like any other realm.
-    /// - Throws: `RealmError.fileExists` if something is already at `url`; `.diskFull`, `.fileAccess`.
+    /// - Throws: `RealmError.fileExists` if something is already at `url`; `.diskFull`, `.fileAccess`; the
+    ///   error an operation of the open transaction recorded (that transaction cannot commit either).
     public func writeCopy(toFile url: URL) async throws {
-        let ownTransaction = context.session.flatMap { $0.owner == Self.currentTaskID() ? $0.transaction : nil }
+        let ownSession = context.session.flatMap { $0.owner == Self.currentTaskID() ? $0 : nil }
+        // A transaction whose operation failed will not commit: its state may be half-applied.
+        if let failure = ownSession?.failure { throw failure }
+        let ownTransaction = ownSession?.transaction
         let disk: (any FileSystem)? = context.configuration.inMemoryIdentifier == nil ? nil : PosixFileSystem()
         do {
             try await context.engine.writeCopy(

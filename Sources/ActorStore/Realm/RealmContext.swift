@@ -348,7 +348,9 @@ final class RealmContext {
         if case .single = type.collection { return read(location, column, type) }
         if let cache = object._collectionCache, cache.column == column, cache.stamp == stamp { return cache.value }
         var value = read(location, column, type)
-        if case .link = type.scalar, let target = table.info.properties[ordinal].kind.linkTarget {
+        if engine.mayHaveDanglingLinks, case .link = type.scalar,
+            let target = table.info.properties[ordinal].kind.linkTarget
+        {
             value = withoutMissingLinks(value, target: target)
         }
         object._collectionCache = (column, stamp, value)
@@ -358,7 +360,8 @@ final class RealmContext {
     /// A list or set of links without the links to objects that do not exist in the current version.
     ///
     /// Deleting an object removes the links to it, so these are only found in a file whose log deletes a
-    /// row without unlinking it first (a damaged or crafted file that still passes its checksums). Reading
+    /// row without unlinking it first (a damaged or crafted file that still passes its checksums); the
+    /// engine finds out at open (`mayHaveDanglingLinks`), and only then is this called. Reading
     /// through this, every `count`, index, iteration and write of a `List` or `MutableSet` sees the same
     /// elements, as `Results` over the collection and frozen copies (which skip missing objects) do; the
     /// next write of the collection stores it without them.

@@ -31,11 +31,14 @@ extension StorageEngine {
     ///
     /// - Parameter destinationFileSystem: where `destination` is, when not in this engine's file system (an
     ///   in-memory store copied to a real file).
-    /// - Throws: `.fileExists`, `.diskFull`, `.ioFailure`, `.permissionDenied`.
+    /// - Throws: `.fileExists`, `.diskFull`, `.ioFailure`, `.permissionDenied`; the error an operation of
+    ///   `transaction` failed with.
     package nonisolated(nonsending) func writeCopy(
         to destination: String, transaction: WriteTransaction? = nil,
         destinationFileSystem: (any FileSystem)? = nil
     ) async throws(StorageError) {
+        // A finished transaction, or one whose operation failed (its state may be half-applied), is not copied.
+        try transaction?.checkUsable()
         let fs = destinationFileSystem ?? self.fs
         if fs.fileExists(destination) {
             throw StorageError(.fileExists, "'\(destination)' already exists. Choose another path or remove it first.")

@@ -100,6 +100,11 @@ package final class StorageEngine: Sendable {
     }
 
     package let path: String
+    /// Whether the file, as opened, has a link to an object that does not exist. Deleting an object removes
+    /// the links to it, so only a damaged or crafted log (checksums intact) leads here; readers of
+    /// collections of links then skip the missing objects. Checked once at open (one walk of the backlink
+    /// index), so that ordinary files pay nothing per read.
+    package let mayHaveDanglingLinks: Bool
     package let configuration: Configuration
     let fs: any FileSystem
     /// Tasks the engine resumed that wait for a thread (see ``hasPendingResumptions``).
@@ -155,10 +160,13 @@ package final class StorageEngine: Sendable {
         let before: DatabaseState?
     }
 
-    private init(path: String, configuration: Configuration, fs: any FileSystem, core: Core) {
+    private init(
+        path: String, configuration: Configuration, fs: any FileSystem, core: Core, mayHaveDanglingLinks: Bool = false
+    ) {
         self.path = path
         self.configuration = configuration
         self.fs = fs
+        self.mayHaveDanglingLinks = mayHaveDanglingLinks
         self.core = Locked(core)
         self.writeLock = AsyncWriteLock(resumptions: resumptions)
         let pins = self.pins
@@ -296,7 +304,9 @@ package final class StorageEngine: Sendable {
                 file: file, lockFile: lockFile, header: header, region: region, published: state, tip: state,
                 appendedEnd: end,
                 durableEnd: end, reservedEnd: end, report: report)
-            return StorageEngine(path: path, configuration: configuration, fs: fs, core: core)
+            return StorageEngine(
+                path: path, configuration: configuration, fs: fs, core: core,
+                mayHaveDanglingLinks: state.hasDanglingLinks())
         } catch {
             fs.close(file)
             if let lockFile { fs.close(lockFile) }

@@ -78,7 +78,7 @@ package final class WriteTransaction: ReadableStore {
         return try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
     }
 
-    private func checkUsable() throws(StorageError) {
+    func checkUsable() throws(StorageError) {
         precondition(!isFinished, "This write transaction was already committed or rolled back.")
         if let failure {
             throw StorageError(

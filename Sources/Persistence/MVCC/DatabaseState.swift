@@ -248,3 +248,17 @@ package struct DatabaseState: Sendable {
     /// The stored schema, tables in id order.
     package var schema: [TableSchema] { orderedTables.map(\.schema) }
 }
+
+extension DatabaseState {
+    /// Whether some link points to an object this version does not have: one walk of the backlink index
+    /// (ordered by target), with one row lookup per distinct target.
+    package func hasDanglingLinks() -> Bool {
+        var last: (table: TableID, key: ObjectKey)?
+        for (entry, _) in backlinks {
+            if let last, last.table == entry.target, last.key == entry.targetKey { continue }
+            last = (entry.target, entry.targetKey)
+            if tables.rowLocation(entry.target, entry.targetKey) == nil { return true }
+        }
+        return false
+    }
+}
