@@ -837,13 +837,32 @@ private func auditInvalidateThenRead(_ realm: isolated Realm, other: Realm) asyn
         }
         #expect(sameRex == true)
 
-        // Objects that link back to the one being copied are refused with a clear error, nothing written.
+        // Objects that link back to the one being copied (Rex's owner is Jim, who lists Rex): the cycle is
+        // copied too, each object once, the links between the copies as between the originals.
         try await source.write { realm in realm.objects(AuditDog.self)[0].owner = realm.objects(AuditPerson.self)[0] }
         let cyclic = try #require(await source.freeze().objects(AuditPerson.self).first)
-        await expectAuditError(.invalidValue) {
-            try await destination.write { realm in realm.create(AuditPerson.self, value: cyclic) }
+        let third = try await Realm(configuration: auditConfiguration())
+        try await third.write { realm in realm.create(AuditPerson.self, value: cyclic) }
+        let graph = await third.read { realm -> [String] in
+            guard let jim = realm.objects(AuditPerson.self).first else { return [] }
+            let rex = jim.dogs[0]
+            return [
+                "\(realm.objects(AuditPerson.self).count) \(realm.objects(AuditDog.self).count)",
+                rex.owner.map { $0.isSameObject(as: jim) ? "owner is Jim" : "owner is another" } ?? "no owner",
+                jim.dogs[2].isSameObject(as: rex) ? "same Rex" : "two Rexes",
+            ]
         }
-        #expect(await destination.read { $0.objects(AuditPerson.self).count } == 1)
+        #expect(graph == ["1 2", "owner is Jim", "same Rex"])
+        // Frozen objects among nested values are copied the same way, once each.
+        try await third.write { realm in
+            realm.create(AuditPerson.self, value: ["name": "Ann", "dogs": [frozenRex, frozenRex]])
+        }
+        let ann = await third.read { realm in
+            realm.objects(AuditPerson.self).first { $0.name == "Ann" }.map {
+                "\($0.dogs.count) \($0.dogs[0].isSameObject(as: $0.dogs[1]))"
+            }
+        }
+        #expect(ann == "2 true")
         // A frozen object of another class is refused.
         await expectAuditError(.invalidValue) {
             try await destination.write { realm in realm.create(AuditPerson.self, value: frozenRex) }

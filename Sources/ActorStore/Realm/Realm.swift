@@ -269,9 +269,9 @@ public actor Realm {
     /// `RealmError.invalidValue` and commit nothing.
     ///
     /// To copy an object from a realm on another file, pass its frozen form (live objects cannot leave
-    /// their actor): the copy takes its values and copies the objects it links to with it, each once, with
-    /// the same update policy. A frozen object whose links lead back to it (a cycle) is refused; copy such
-    /// objects one at a time and link them afterwards.
+    /// their actor): the copy takes its values and copies the objects it links to with it (and the objects
+    /// those link to, cycles included), each once, with the same update policy; the copies link to each
+    /// other as the originals do. Frozen objects may also stand among nested values.
     /// ```swift
     /// let rex = await source.read { $0.objects(Dog.self).first!.freeze() }
     /// try await destination.write { $0.create(Dog.self, value: rex) }

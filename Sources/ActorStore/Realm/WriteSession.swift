@@ -30,6 +30,8 @@ final class WriteSession {
     /// The copies the outermost `create(_:value:)` made of frozen objects: an object reached twice (a list
     /// holding it twice, two links to it) is copied once.
     @exclusivity(unchecked) private var copies: [FrozenObjectIdentity: ObjectKey] = [:]
+    /// Link columns of those copies to write when the outermost operation ends (they reach a cycle).
+    @exclusivity(unchecked) private var copyFixups: [CopyFixup] = []
     /// Embedded objects inserted by the add or create under way: a second link to one would give it two parents.
     @exclusivity(unchecked) private var embeddedAdded = Set<ObjectIdentifier>()
     /// The row and column a property set is encoding a value for (see `set`).
@@ -112,6 +114,7 @@ final class WriteSession {
             policy = saved
             if addDepth == 0 {
                 applyFixups()
+                applyCopyFixups()
                 copies = [:]
             }
         }
@@ -292,10 +295,7 @@ final class WriteSession {
     private func createRow(
         _ info: ObjectSchemaInfo, _ binding: TableBinding, value: Any, update: Realm.UpdatePolicy
     ) -> (TableBinding, ObjectKey)? {
-        if let source = value as? any FrozenObjectSource {
-            guard let given = givenValues(info, binding, copying: source, update: update) else { return nil }
-            return finishRow(info, binding, given, update: update)
-        }
+        if let source = value as? any FrozenObjectSource { return copyRow(info, binding, source, update: update) }
         var given = [Value?](repeating: nil, count: binding.columnCount)
         var wrongType: [String] = []
         let rejected = info.forEachGivenValue(in: value) { property, any in
@@ -354,14 +354,32 @@ final class WriteSession {
         return (binding, key)
     }
 
+    /// Creates (or updates) the copy of the frozen object `source`, or returns the copy this operation
+    /// already made of it.
+    private func copyRow(
+        _ info: ObjectSchemaInfo, _ binding: TableBinding, _ source: any FrozenObjectSource,
+        update: Realm.UpdatePolicy
+    ) -> (TableBinding, ObjectKey)? {
+        if let done = copies[source.sourceIdentity] { return (binding, done) }
+        guard let (given, deferred) = givenValues(info, binding, copying: source, update: update),
+            let (binding, key) = finishRow(info, binding, given, update: update)
+        else { return nil }
+        copies[source.sourceIdentity] = key
+        for (column, value, linked) in deferred {
+            copyFixups.append(CopyFixup(binding: binding, key: key, column: column, value: value, linked: linked))
+        }
+        return (binding, key)
+    }
+
     /// The column values of a copy of the frozen object `source` (of the class `info`): its stored values,
     /// and for its links, lists, sets and maps of objects, links to copies of those objects, made the same
-    /// way with the same policy. Nil on failure (recorded): another class, or objects that link back to
-    /// an object being copied (a cycle).
+    /// way with the same policy. A link column that reaches an object still being copied (a cycle: the
+    /// object links back to one that links to it) is `deferred`: written once the copy exists. Nil on
+    /// failure (recorded), such as a frozen object of another class.
     private func givenValues(
         _ info: ObjectSchemaInfo, _ binding: TableBinding, copying source: any FrozenObjectSource,
         update: Realm.UpdatePolicy
-    ) -> [Value?]? {
+    ) -> (given: [Value?], deferred: [(column: Int, value: Value, linked: (Value) -> FrozenObjectIdentity?)])? {
         guard source.sourceInfo.type == info.type else {
             fail(
                 RealmError(
@@ -370,17 +388,10 @@ final class WriteSession {
                         + "frozen object is copied as its own class."))
             return nil
         }
-        guard copying.insert(source.sourceIdentity).inserted else {
-            fail(
-                RealmError(
-                    .invalidValue,
-                    "The frozen \(info.className) given to create(_:value:) links back to itself through the objects "
-                        + "it links to, which are copied with it: copy the objects of a cycle one at a time and link "
-                        + "them afterwards."))
-            return nil
-        }
+        copying.insert(source.sourceIdentity)
         defer { copying.remove(source.sourceIdentity) }
         var given = [Value?](repeating: nil, count: binding.columnCount)
+        var deferred: [(column: Int, value: Value, linked: (Value) -> FrozenObjectIdentity?)] = []
         for property in info.storedProperties {
             let column = binding.columns[property.ordinal]
             guard column >= 0, let value = source.storedValue(property) else { continue }
@@ -388,29 +399,69 @@ final class WriteSession {
                 given[column] = value
                 continue
             }
-            // A link to an object the source's version does not have reads as nil, as it would there.
-            func copy(_ link: Value) -> Value? {
-                guard case .link(let key) = link, let linked = source.linked(key, target) else { return .null }
-                if let done = copies[linked.sourceIdentity] { return .link(done) }
-                guard let (_, copy) = createRow(target, value: linked, update: update, nested: true) else { return nil }
-                copies[linked.sourceIdentity] = copy
-                return .link(copy)
+            // The source object a link reaches; a link to an object the source's version does not have
+            // reads as nil, as it would there.
+            func linked(_ link: Value) -> (any FrozenObjectSource)? {
+                guard case .link(let key) = link else { return nil }
+                return source.linked(key, target)
             }
+            func copy(_ link: Value) -> Value? {
+                guard let object = linked(link) else { return .null }
+                if let done = copies[object.sourceIdentity] { return .link(done) }
+                if copying.contains(object.sourceIdentity) { return .null }  // in a cycle: written later
+                return createRow(target, value: object, update: update, nested: true).map { .link($0.1) }
+            }
+            let copied: Value
             switch value {
-            case .link:
-                given[column] = copy(value)
-            case .list(let items):
-                given[column] = .list(items.compactMap(copy).filter { $0 != .null })
-            case .set(let items):
-                given[column] = .set(items.compactMap(copy).filter { $0 != .null })
+            case .link: copied = copy(value) ?? .null
+            case .list(let items): copied = .list(items.compactMap(copy).filter { $0 != .null })
+            case .set(let items): copied = .set(items.compactMap(copy).filter { $0 != .null })
             case .map(let entries):
-                given[column] = .map(entries.compactMap { entry in copy(entry.value).map { .init(entry.key, $0) } })
-            default:
-                given[column] = value
+                copied = .map(entries.compactMap { entry in copy(entry.value).map { .init(entry.key, $0) } })
+            default: copied = value
             }
             guard failure == nil else { return nil }
+            given[column] = copied
+            let cyclic = value.linkedValues.contains { link in
+                linked(link).map { copying.contains($0.sourceIdentity) && copies[$0.sourceIdentity] == nil } ?? false
+            }
+            if cyclic { deferred.append((column, value, { linked($0)?.sourceIdentity })) }
         }
-        return given
+        return (given, deferred)
+    }
+
+    /// A link column of a frozen object's copy that reached an object still being copied (a cycle).
+    struct CopyFixup {
+        let binding: TableBinding
+        let key: ObjectKey
+        let column: Int
+        /// The source's stored value of the column.
+        let value: Value
+        /// The source object a link of `value` reaches.
+        let linked: (Value) -> FrozenObjectIdentity?
+    }
+
+    /// Writes the link columns of frozen objects' copies that reached objects of a cycle, now that every
+    /// copy exists: each source link becomes a link to its copy.
+    private func applyCopyFixups() {
+        let fixups = copyFixups
+        copyFixups = []
+        for fixup in fixups {
+            guard failure == nil else { return }
+            func map(_ link: Value) -> Value {
+                guard let identity = fixup.linked(link), let copy = copies[identity] else { return .null }
+                return .link(copy)
+            }
+            let value: Value
+            switch fixup.value {
+            case .link: value = map(fixup.value)
+            case .list(let items): value = .list(items.map(map).filter { $0 != .null })
+            case .set(let items): value = .set(items.map(map).filter { $0 != .null })
+            case .map(let entries): value = .map(entries.map { .init($0.key, map($0.value)) })
+            default: continue
+            }
+            updateRow(fixup.binding, fixup.key, [(fixup.column, value)])
+        }
     }
 
     private enum NestedValue {
@@ -429,6 +480,10 @@ final class WriteSession {
         guard let target = property.kind.linkTarget, !property.kind.isLinkingObjects else { return .notNested }
         func link(_ item: Any) -> Value? {
             if item is NSNull { return .null }
+            if let source = item as? any FrozenObjectSource {
+                // A frozen object among nested values is copied (once per operation, as in `copyRow`).
+                return createRow(target, value: source, update: update, nested: true).map { .link($0.1) }
+            }
             if let object = item as? ObjectBase {
                 guard Swift.type(of: object) == target else { return nil }
                 if object is EmbeddedObject, object.isManaged {
@@ -443,7 +498,10 @@ final class WriteSession {
         }
         switch property.kind.collection {
         case .single:
-            guard given is [String: Any] || given is [Any] || (given as? EmbeddedObject)?.isManaged == true else {
+            guard
+                given is [String: Any] || given is [Any] || given is any FrozenObjectSource
+                    || (given as? EmbeddedObject)?.isManaged == true
+            else {
                 return .notNested
             }
             return link(given).map(NestedValue.value) ?? .invalid
@@ -582,6 +640,18 @@ final class WriteSession {
         for table in transaction.state.tableIDs.values.sorted() {
             guard failure == nil else { return }
             _ = run { () throws(StorageError) in try transaction.deleteAll(table) }
+        }
+    }
+}
+
+extension Value {
+    /// The links a link column's value holds: the link itself, a collection's elements, a map's values.
+    fileprivate var linkedValues: [Value] {
+        switch self {
+        case .link: [self]
+        case .list(let items), .set(let items): items
+        case .map(let entries): entries.map(\.value)
+        default: []
         }
     }
 }
