@@ -108,6 +108,16 @@ final class LongName: Object {
         #expect(await realm.read { $0.objects(Book.self).isEmpty })
     }
 
+    @Test func aValueOfNoUsableFormIsReported() async throws {
+        let realm = try await Realm(configuration: testConfiguration([Book.self]))
+        let error = await #expect(throws: RealmError.self) {
+            try await realm.write { $0.create(Book.self, value: 42) }
+        }
+        #expect(error?.code == .invalidValue)
+        #expect(error?.message.contains("a Int is not a dictionary, an array, a Book or a frozen Book") == true)
+        #expect(await realm.read { $0.objects(Book.self).isEmpty })
+    }
+
     @Test func oversizedStringIsALimitError() async throws {
         let realm = try await Realm(configuration: testConfiguration([Book.self]))
         let huge = String(repeating: "x", count: 17 << 20)

@@ -125,8 +125,9 @@ final class ObjectSchemaInfo: @unchecked Sendable {
     /// Calls `body` for each property given in `value` (a dictionary by name, an array in declaration
     /// order, or an object of the same class); `body` returns whether it accepted the value.
     /// - Returns: the names of properties whose given value was rejected (dictionary keys that name no stored
-    ///   property are skipped, not rejected).
-    func forEachGivenValue(in value: Any, _ body: (PropertyInfo, Any) -> Bool) -> [String] {
+    ///   property are skipped, not rejected); nil if `value` is none of these forms (the caller may know
+    ///   others, such as a frozen object, and reports the rest).
+    func forEachGivenValue(in value: Any, _ body: (PropertyInfo, Any) -> Bool) -> [String]? {
         var rejected: [String] = []
         if let dictionary = value as? [String: Any] {
             // Keys that are not stored properties are ignored, as Realm does ("Realm will ignore any properties
@@ -147,7 +148,7 @@ final class ObjectSchemaInfo: @unchecked Sendable {
                 if !body(property, given) { rejected.append(property.name) }
             }
         } else {
-            rejected.append("(a \(Swift.type(of: value)) is not a dictionary, array or \(className))")
+            return nil
         }
         return rejected
     }
