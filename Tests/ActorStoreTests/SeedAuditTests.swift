@@ -863,6 +863,14 @@ private func auditInvalidateThenRead(_ realm: isolated Realm, other: Realm) asyn
             }
         }
         #expect(ann == "2 true")
+        // And as a to-one link's nested value.
+        try await third.write { realm in
+            realm.create(AuditDog.self, value: ["name": "Spot", "owner": frozenJim])
+        }
+        let spotsOwner = await third.read { realm in
+            realm.objects(AuditDog.self).first { $0.name == "Spot" }?.owner.map { "\($0.name) \($0.dogs.count)" }
+        }
+        #expect(spotsOwner == "Jim 3")
         // A frozen object of another class is refused.
         await expectAuditError(.invalidValue) {
             try await destination.write { realm in realm.create(AuditPerson.self, value: frozenRex) }

@@ -508,10 +508,10 @@ final class WriteSession {
         }
         switch property.kind.collection {
         case .single:
-            guard
-                given is [String: Any] || given is [Any] || given is any FrozenObjectSource
-                    || (given as? EmbeddedObject)?.isManaged == true
-            else {
+            // An object (the common case) first: a class cast is cheap, the frozen protocol cast is not.
+            if let object = given as? ObjectBase {
+                guard object is EmbeddedObject, object.isManaged else { return .notNested }
+            } else if !(given is [String: Any] || given is [Any] || given is any FrozenObjectSource) {
                 return .notNested
             }
             return link(given).map(NestedValue.value) ?? .invalid
