@@ -25,7 +25,7 @@ final class WriteSession {
     @exclusivity(unchecked) private var fixups: [(object: ObjectBase, property: PropertyInfo, slot: any _Persistable)] =
         []
     @exclusivity(unchecked) private var policy = Realm.UpdatePolicy.error
-    /// The frozen objects `create(_:value:)` is copying, outermost first (to refuse a cycle).
+    /// The frozen objects `create(_:value:)` is copying right now (a link back to one of them is a cycle).
     @exclusivity(unchecked) private var copying = Set<FrozenObjectIdentity>()
     /// The copies the outermost `create(_:value:)` made of frozen objects: an object reached twice (a list
     /// holding it twice, two links to it) is copied once.
@@ -415,26 +415,19 @@ final class WriteSession {
                 guard case .link(let key) = link else { return nil }
                 return source.linked(key, target)
             }
-            func copy(_ link: Value) -> Value? {
+            var cyclic = false
+            func copy(_ link: Value) -> Value {
                 guard let object = linked(link) else { return .null }
                 if let done = copies[object.sourceIdentity] { return .link(done) }
-                if copying.contains(object.sourceIdentity) { return .null }  // in a cycle: written later
-                return createRow(target, value: object, update: update, nested: true).map { .link($0.1) }
+                if copying.contains(object.sourceIdentity) {
+                    cyclic = true  // the column is written again once that copy exists
+                    return .null
+                }
+                // A failure is recorded (checked below).
+                return createRow(target, value: object, update: update, nested: true).map { .link($0.1) } ?? .null
             }
-            let copied: Value
-            switch value {
-            case .link: copied = copy(value) ?? .null
-            case .list(let items): copied = .list(items.compactMap(copy).filter { $0 != .null })
-            case .set(let items): copied = .set(items.compactMap(copy).filter { $0 != .null })
-            case .map(let entries):
-                copied = .map(entries.compactMap { entry in copy(entry.value).map { .init(entry.key, $0) } })
-            default: copied = value
-            }
+            given[column] = value.mappingLinks(copy)
             guard failure == nil else { return nil }
-            given[column] = copied
-            let cyclic = value.linkedValues.contains { link in
-                linked(link).map { copying.contains($0.sourceIdentity) && copies[$0.sourceIdentity] == nil } ?? false
-            }
             if cyclic { deferred.append((column, value, { linked($0)?.sourceIdentity })) }
         }
         return (given, deferred)
@@ -458,17 +451,9 @@ final class WriteSession {
         copyFixups = []
         for fixup in fixups {
             guard failure == nil else { return }
-            func map(_ link: Value) -> Value {
+            let value = fixup.value.mappingLinks { link in
                 guard let identity = fixup.linked(link), let copy = copies[identity] else { return .null }
                 return .link(copy)
-            }
-            let value: Value
-            switch fixup.value {
-            case .link: value = map(fixup.value)
-            case .list(let items): value = .list(items.map(map).filter { $0 != .null })
-            case .set(let items): value = .set(items.map(map).filter { $0 != .null })
-            case .map(let entries): value = .map(entries.map { .init($0.key, map($0.value)) })
-            default: continue
             }
             updateRow(fixup.binding, fixup.key, [(fixup.column, value)])
         }
@@ -490,10 +475,6 @@ final class WriteSession {
         guard let target = property.kind.linkTarget, !property.kind.isLinkingObjects else { return .notNested }
         func link(_ item: Any) -> Value? {
             if item is NSNull { return .null }
-            if let source = item as? any FrozenObjectSource {
-                // A frozen object among nested values is copied (once per operation, as in `copyRow`).
-                return createRow(target, value: source, update: update, nested: true).map { .link($0.1) }
-            }
             if let object = item as? ObjectBase {
                 guard Swift.type(of: object) == target else { return nil }
                 if object is EmbeddedObject, object.isManaged {
@@ -503,7 +484,9 @@ final class WriteSession {
                 guard let key = key(for: object) else { return nil }
                 return .link(key)
             }
-            guard item is [String: Any] || item is [Any] else { return nil }
+            // Nested values, or a frozen object (copied once per operation, see `copyRow`); the protocol cast
+            // last, as it is the slow one.
+            guard item is [String: Any] || item is [Any] || item is any FrozenObjectSource else { return nil }
             return createRow(target, value: item, update: update, nested: true).map { .link($0.1) }
         }
         switch property.kind.collection {
@@ -655,13 +638,15 @@ final class WriteSession {
 }
 
 extension Value {
-    /// The links a link column's value holds: the link itself, a collection's elements, a map's values.
-    fileprivate var linkedValues: [Value] {
+    /// This link column value with each link replaced by `transform(link)`: a `.null` result drops a list's
+    /// or set's element, and leaves a to-one link or a map entry nil.
+    fileprivate func mappingLinks(_ transform: (Value) -> Value) -> Value {
         switch self {
-        case .link: [self]
-        case .list(let items), .set(let items): items
-        case .map(let entries): entries.map(\.value)
-        default: []
+        case .link: transform(self)
+        case .list(let items): .list(items.map(transform).filter { $0 != .null })
+        case .set(let items): .set(items.map(transform).filter { $0 != .null })
+        case .map(let entries): .map(entries.map { .init($0.key, transform($0.value)) })
+        default: self
         }
     }
 }

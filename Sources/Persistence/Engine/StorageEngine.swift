@@ -161,7 +161,7 @@ package final class StorageEngine: Sendable {
     }
 
     private init(
-        path: String, configuration: Configuration, fs: any FileSystem, core: Core, mayHaveDanglingLinks: Bool = false
+        path: String, configuration: Configuration, fs: any FileSystem, core: Core, mayHaveDanglingLinks: Bool
     ) {
         self.path = path
         self.configuration = configuration
