@@ -26,7 +26,9 @@ let package = Package(
         // Speed of the object layer (Object + @Persisted, Results, freeze, durable writes), release builds.
         .executableTarget(
             name: "ObjectBenchmark", dependencies: ["ActorStore", "BenchmarkKit"], path: "Sources/ObjectBenchmark"),
-        .testTarget(name: "PersistenceTests", dependencies: ["ActorStorePersistence"], path: "Tests/PersistenceTests"),
+        .testTarget(
+            name: "PersistenceTests", dependencies: ["ActorStorePersistence"], path: "Tests/PersistenceTests",
+            resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ActorStoreTests", dependencies: ["ActorStore", "ActorStorePersistence"],
             path: "Tests/ActorStoreTests"),

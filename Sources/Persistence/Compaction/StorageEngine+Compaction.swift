@@ -179,6 +179,7 @@ extension StorageEngine {
             core.published = newState
             core.appendedEnd = newState.endOffset
             core.durableEnd = newState.endOffset
+            core.syncedEnd = newState.endOffset
             core.reservedEnd = newState.endOffset
             if let directoryError { core.poisoned = Self.poison(path, directoryError) }
             return oldLock
@@ -251,6 +252,8 @@ struct CompactedFile {
             chunk.truncate(to: 0)
         }
         var schema = ByteWriter()
+        // The watermark: nothing but the file header precedes the base record.
+        schema.append(UInt64(FileHeader.size))
         schema.append(source.version.rawValue)
         let entries = source.orderedTables.map {
             CommitPayload.TableEntry(id: $0.id, schema: $0.schema, nextKey: $0.nextKey)
@@ -294,7 +297,8 @@ struct CompactedFile {
         try flush()
         let payloadCRC = crc.value
         try fs.writeAll(
-            file, Record.header(kind: .commit, length: length, payloadCRC: payloadCRC), at: recordStart)
+            file, Record.header(kind: .commit, flags: .watermark, length: length, payloadCRC: payloadCRC),
+            at: recordStart)
         try fs.writeAll(file, Record.footer(length: length, payloadCRC: payloadCRC), at: offset)
         end = offset + UInt64(Record.footerSize)
         result.liveBytes = live
@@ -360,12 +364,12 @@ struct CompactedFile {
             try fs.writeAll(file, raw, at: newOffset)
             end += UInt64(raw.count)
             try remap()
-            let payloadOffset = Int(newOffset) + Record.headerSize
+            let payloadOffset = Int(newOffset) + (entry.payload.lowerBound - entry.offset)
             let region = self.region
             do throws(StorageError) {
                 try Replay.apply(
-                    commit: UnsafeRawBufferPointer(rebasing: bytes[entry.payload]), at: payloadOffset, to: &state,
-                    token: token, path: path
+                    commit: UnsafeRawBufferPointer(rebasing: bytes[entry.payload]), at: payloadOffset,
+                    record: Int(newOffset), to: &state, token: token, path: path
                 ) { (location) throws(StorageError) in
                     try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
                 }

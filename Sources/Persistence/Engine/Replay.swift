@@ -3,16 +3,16 @@ import Foundation
 /// Applies the operations of committed records to a state: how open rebuilds the database from the log,
 /// and how compaction brings its copy up to date with commits that arrived while it ran.
 package enum Replay {
-    /// Applies one commit payload (found at `payloadOffset` in the file) to `state`.
+    /// Applies one commit body (found at `payloadOffset` in the file, in the record at `recordOffset`) to `state`.
     ///
     /// - Parameter readRow: the bytes of an existing row, for index maintenance.
     /// - Throws: `.corrupted` if the payload is malformed or out of sequence.
     package static func apply(
-        commit payload: UnsafeRawBufferPointer, at payloadOffset: Int, to state: inout DatabaseState,
-        token: MutationToken, path: String, readRow: (RowLocation) throws(StorageError) -> RowView
+        commit payload: UnsafeRawBufferPointer, at payloadOffset: Int, record recordOffset: Int,
+        to state: inout DatabaseState, token: MutationToken, path: String,
+        readRow: (RowLocation) throws(StorageError) -> RowView
     ) throws(StorageError) {
         var r = ByteReader(payload)
-        let recordOffset = payloadOffset - Record.headerSize
         let version = Version(r.uint64())
         // A compacted file starts with one record holding a whole version, whatever its number.
         let isBase = state.version == .zero && recordOffset == FileHeader.size && version > .zero

@@ -64,22 +64,26 @@ extension StorageEngine {
             return CommitResult(version: txn.baseVersion, changes: txn.changes)
         }
         let buffer = txn.buffer
-        let payloadLength = buffer.count - Record.headerSize
-        let payload = buffer.bytes(at: Record.headerSize, count: payloadLength)
-        let payloadCRC = CRC32C.checksum(payload)
-        buffer.append(Record.footer(length: UInt64(payloadLength), payloadCRC: payloadCRC))
-        let header = Record.header(kind: .commit, length: UInt64(payloadLength), payloadCRC: payloadCRC)
-        for (i, byte) in header.enumerated() { buffer.store(byte, at: i) }
-
-        let start = txn.recordStart
-        let end = start + UInt64(buffer.count)
         // A sync may have failed since this transaction began: its base may then be lost on disk, so
         // nothing may be appended (let alone acknowledged) behind it.
-        let (file, poisoned, reserved) = core.withLock { ($0.file, $0.poisoned, $0.reservedEnd) }
+        let (file, poisoned, reserved, synced) = core.withLock { ($0.file, $0.poisoned, $0.reservedEnd, $0.syncedEnd) }
         if let poisoned {
             writeLock.unlock()
             throw poisoned
         }
+        // The watermark: what a completed sync covers now. The sync thread only raises it, so it never
+        // claims a byte that was not durable when this record was written.
+        buffer.store(synced, at: Record.headerSize)
+        let payloadLength = buffer.count - Record.headerSize
+        let payload = buffer.bytes(at: Record.headerSize, count: payloadLength)
+        let payloadCRC = CRC32C.checksum(payload)
+        buffer.append(Record.footer(length: UInt64(payloadLength), payloadCRC: payloadCRC))
+        let header = Record.header(
+            kind: .commit, flags: .watermark, length: UInt64(payloadLength), payloadCRC: payloadCRC)
+        for (i, byte) in header.enumerated() { buffer.store(byte, at: i) }
+
+        let start = txn.recordStart
+        let end = start + UInt64(buffer.count)
         do throws(StorageError) {
             try await appendRecord(buffer, to: file, at: start)
         } catch {
@@ -243,6 +247,7 @@ extension StorageEngine {
                     return (all, idle, Optional(poisoned), false, core.region)
                 }
                 core.durableEnd = max(core.durableEnd, target)
+                core.syncedEnd = max(core.syncedEnd, target)
                 let covered = core.waiting.prefix { $0.end <= target }
                 core.waiting.removeFirst(covered.count)
                 if let newest = covered.last { core.published = newest.state }

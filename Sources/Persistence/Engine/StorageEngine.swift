@@ -82,6 +82,9 @@ package final class StorageEngine: Sendable {
         package var recordsReplayed = 0
         /// Bytes of torn tail that were discarded (0 if none).
         package var truncatedBytes: UInt64 = 0
+        /// Complete records the torn tail held: records a power loss persisted after one it lost (see
+        /// ``LogScanner``). None of them had been acknowledged.
+        package var discardedRecords = 0
         /// Offset of a last-record footer that was damaged and rewritten, if any.
         package var repairedFooterAt: UInt64?
         /// Stale temporary files removed.
@@ -136,6 +139,9 @@ package final class StorageEngine: Sendable {
         var tip: DatabaseState
         var appendedEnd: UInt64
         var durableEnd: UInt64
+        /// The end of what a completed sync made durable: the watermark new records carry (see ``Record``).
+        /// Unlike `durableEnd`, never raised by commits of durability `.none`.
+        var syncedEnd: UInt64
         /// The end of the zero-filled space written ahead of the records (see ``reserveSpace(in:after:)``):
         /// the file's size while it has such space, else `appendedEnd`.
         var reservedEnd: UInt64
@@ -267,7 +273,9 @@ package final class StorageEngine: Sendable {
             var lastEntry: LogScanner.Entry?
             let outcome = try LogScanner.scan(fileBytes, from: FileHeader.size, path: path) {
                 (entry) throws(StorageError) in
-                guard entry.kind == Record.Kind.commit.rawValue, entry.flags == 0 else {
+                guard entry.kind == Record.Kind.commit.rawValue,
+                    Record.Flags.known.isSuperset(of: Record.Flags(rawValue: entry.flags))
+                else {
                     throw StorageError(
                         .unsupportedFormat,
                         "'\(path)' has a record of unknown kind \(entry.kind) or flags \(entry.flags) at byte \(entry.offset): "
@@ -276,7 +284,7 @@ package final class StorageEngine: Sendable {
                 }
                 try Replay.apply(
                     commit: UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload]), at: entry.payload.lowerBound,
-                    to: &state, token: token, path: path
+                    record: entry.offset, to: &state, token: token, path: path
                 ) { (location) throws(StorageError) in
                     try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
                 }
@@ -294,16 +302,18 @@ package final class StorageEngine: Sendable {
                 }
                 if outcome.tornTailAt != nil || size > end {
                     report.truncatedBytes = size - end
+                    report.discardedRecords = outcome.discardedRecords
                     try fs.truncate(file, to: end)
                 }
-                if report.repairedFooterAt != nil || report.truncatedBytes > 0 { try fs.sync(file) }
+                // Everything kept is made durable before the first new record claims it is (its watermark).
+                try fs.sync(file)
             } else {
                 end = UInt64(outcome.validEnd)
             }
             let core = Core(
                 file: file, lockFile: lockFile, header: header, region: region, published: state, tip: state,
-                appendedEnd: end,
-                durableEnd: end, reservedEnd: end, report: report)
+                appendedEnd: end, durableEnd: end, syncedEnd: configuration.readOnly ? 0 : end, reservedEnd: end,
+                report: report)
             return StorageEngine(
                 path: path, configuration: configuration, fs: fs, core: core,
                 mayHaveDanglingLinks: state.hasDanglingLinks())

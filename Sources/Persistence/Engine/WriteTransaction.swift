@@ -44,7 +44,10 @@ package final class WriteTransaction: ReadableStore {
             self.nextKey = nextKey
         }
     }
-    var hasOperations: Bool { buffer.count > Record.headerSize + 8 }
+    /// Where the commit body starts in ``buffer``: after the record header and the durability watermark
+    /// (filled in at commit).
+    static let bodyStart = Record.headerSize + Record.watermarkSize
+    var hasOperations: Bool { buffer.count > Self.bodyStart + 8 }
 
     init(engine: StorageEngine, base: DatabaseState, recordStart: UInt64, region: MappedRegion) {
         self.engine = engine
@@ -56,7 +59,7 @@ package final class WriteTransaction: ReadableStore {
         self.recordStart = recordStart
         self.region = region
         self.buffer = RecordBuffer(capacity: 4096)
-        buffer.append([UInt8](repeating: 0, count: Record.headerSize))
+        buffer.append([UInt8](repeating: 0, count: Self.bodyStart))
         buffer.append(state.version.rawValue)
     }
 

@@ -1,34 +1,48 @@
 /// Walks the records of a store file, verifying every checksum, and classifies what follows the last good one.
 ///
-/// The rules (the file's bytes after the header are `records* tail`):
+/// Damage after the last good record is either a *torn tail* (a crash interrupted writes that were never
+/// acknowledged: cut the file there) or *corruption* (bytes that had been durable changed: refuse to open,
+/// name the offset, leave the file alone). Two kinds of evidence decide:
+///
+/// - **Vouching.** A later complete record whose durability watermark (see ``Record``) lies past the damage
+///   proves that the damaged bytes had been synced before that record was written: corruption, always.
+/// - **The shape of a crash.** A power loss persists unsynced pages in any order, and a page that was not
+///   written back holds what the file held there before: zeros (the log only ever appends into zero-filled
+///   space). So damage a crash can explain has a zero 512-byte sector piece where the record's header, its
+///   footer, or a whole sector of its payload should be. A flipped bit or garbage has no such hole.
 ///
 /// | what is found at offset `o`                                   | verdict                         |
 /// |---------------------------------------------------------------|---------------------------------|
 /// | a valid header, payload and footer                            | a record; continue after it     |
 /// | fewer than 24 bytes left                                      | torn tail at `o`                |
 /// | valid header whose payload runs past the end of the file      | torn tail at `o`                |
-/// | valid header and payload, bad or cut-off footer, nothing valid after it | a record (footer rewritten) |
-/// | valid header and payload, bad footer, a valid record after    | corruption at the footer        |
-/// | valid header, bad payload, valid matching footer              | corruption at `o` (a complete record was damaged), unless an aligned 4 KiB page of the payload is all zero: a hole left by a crash, torn tail |
-/// | valid header, bad payload, bad footer, nothing valid after    | torn tail at `o`                |
+/// | any damage that a later record vouches for                    | corruption                      |
+/// | valid header and payload, bad or cut-off footer: crash-shaped, or nothing valid after it | a record (footer rewritten), torn tail after it |
+/// | bad header, bad payload or both: crash-shaped                 | torn tail at `o`                |
+/// | bad payload, valid matching footer                            | corruption at `o`               |
 /// | bad header, and the file ends with a valid footer that spans back exactly to `o` | corruption at `o` |
-/// | bad header (or bad payload and footer), a valid record later  | corruption at `o`               |
-/// | bad header, nothing valid after                               | torn tail at `o`                |
+/// | other damage with a complete record later                     | corruption                      |
+/// | other damage, nothing valid after                             | torn tail at `o`                |
 ///
-/// "A valid record later" means some later offset holds a valid header whose payload checksum also
+/// "A complete record later" means some later offset holds a valid header whose payload checksum also
 /// verifies. A zero-filled or random tail therefore never passes for a record (that needs a magic number
 /// and two matching CRC-32Cs), and a single flipped bit anywhere in a committed record is reported, because
-/// either a later record or the record's own footer vouches that the damaged bytes had been written whole.
+/// its bytes are not crash-shaped. A zeroed sector inside acknowledged data is reported when a later record
+/// vouches for it; without one (the last records of a file, or a file written before watermarks existed) it
+/// reads as the crash it looks like, and open cuts the log there (``Outcome/discardedRecords`` counts the
+/// complete records that went with it).
 package enum LogScanner {
     /// A verified record.
     package struct Entry: Sendable, Equatable {
         /// Offset of the record's header in the file.
         package var offset: Int
         package var kind: UInt8
-        /// The header's flags byte (reserved: must be 0 in this format version).
+        /// The header's flags byte (see ``Record/Flags``).
         package var flags: UInt8
-        /// The payload's byte range in the file.
+        /// The commit body's byte range in the file: the payload after its watermark, if it has one.
         package var payload: Range<Int>
+        /// The record's durability watermark, if it carries one (see ``Record``).
+        package var watermark: UInt64?
         package var end: Int { payload.upperBound + Record.footerSize }
     }
 
@@ -40,12 +54,15 @@ package enum LogScanner {
         package var tornTailAt: Int?
         /// Set when the last record's footer was damaged (offset of that footer) and must be rewritten.
         package var damagedFooterAt: Int?
+        /// Complete records after the torn tail's start that go with it: records a crash persisted although
+        /// an earlier one was not (never acknowledged, since no record vouches for the damage).
+        package var discardedRecords = 0
     }
 
     /// Scans `file` (the whole file's bytes) from `start`, calling `visit` for each verified record in order.
     ///
     /// - Throws: `.corrupted` with the offset of the damage; whatever `visit` throws.
-    /// - Complexity: O(file size); on damage, the search for a later valid record is O(tail size).
+    /// - Complexity: O(file size); on damage, the search for later records is O(tail size).
     package static func scan(
         _ file: UnsafeRawBufferPointer, from start: Int, path: String,
         visit: (Entry) throws(StorageError) -> Void
@@ -55,7 +72,12 @@ package enum LogScanner {
         while o < size {
             guard size - o >= Record.headerSize else { return Outcome(validEnd: o, tornTailAt: o) }
             guard let header = Record.parseHeader(slice(file, o, Record.headerSize)) else {
-                if lastFooterSpans(file, back: o) || laterRecordExists(file, after: o) {
+                let later = laterRecords(file, after: o, damage: o)
+                if later.vouched { throw corruption(path, o, "a record header is damaged") }
+                if hasUnwrittenSector(file, o..<(o + Record.headerSize)) {
+                    return Outcome(validEnd: o, tornTailAt: o, discardedRecords: later.count)
+                }
+                if lastFooterSpans(file, back: o) || later.count > 0 {
                     throw corruption(path, o, "a record header is damaged")
                 }
                 return Outcome(validEnd: o, tornTailAt: o)
@@ -70,27 +92,53 @@ package enum LogScanner {
             let footerOK = footer.map { $0.length == header.length && $0.payloadCRC == header.payloadCRC } ?? false
             switch (payloadOK, footerOK) {
             case (true, true):
-                try visit(Entry(offset: o, kind: header.kind, flags: header.flags, payload: payloadStart..<payloadEnd))
+                try visit(try entry(file, o, header, payloadStart..<payloadEnd, path))
                 o = end
             case (true, false):
-                if laterRecordExists(file, after: end - 1) {
+                let later = laterRecords(file, after: end - 1, damage: payloadEnd)
+                if later.vouched || (later.count > 0 && !hasUnwrittenSector(file, payloadEnd..<end)) {
                     throw corruption(path, payloadEnd, "a record footer is damaged")
                 }
-                try visit(Entry(offset: o, kind: header.kind, flags: header.flags, payload: payloadStart..<payloadEnd))
-                return Outcome(validEnd: end, tornTailAt: end < size ? end : nil, damagedFooterAt: payloadEnd)
+                try visit(try entry(file, o, header, payloadStart..<payloadEnd, path))
+                return Outcome(
+                    validEnd: end, tornTailAt: end < size ? end : nil, damagedFooterAt: payloadEnd,
+                    discardedRecords: later.count)
             case (false, true):
-                if hasZeroPage(file, payloadStart..<payloadEnd) && !laterRecordExists(file, after: o) {
-                    return Outcome(validEnd: o, tornTailAt: o)
+                let later = laterRecords(file, after: o, damage: o)
+                if !later.vouched && hasUnwrittenSector(file, o..<end) {
+                    return Outcome(validEnd: o, tornTailAt: o, discardedRecords: later.count)
                 }
                 throw corruption(path, o, "a record's contents do not match its checksum")
             case (false, false):
-                if laterRecordExists(file, after: o) {
+                let later = laterRecords(file, after: o, damage: o)
+                if later.vouched || (later.count > 0 && !hasUnwrittenSector(file, o..<end)) {
                     throw corruption(path, o, "a record's contents do not match its checksum")
                 }
-                return Outcome(validEnd: o, tornTailAt: o)
+                return Outcome(validEnd: o, tornTailAt: o, discardedRecords: later.count)
             }
         }
         return Outcome(validEnd: o, tornTailAt: nil)
+    }
+
+    /// The entry of the verified record at `offset`, its watermark split off the payload.
+    /// - Throws: `.corrupted` if the record is flagged as holding a watermark but is too short for one.
+    private static func entry(
+        _ file: UnsafeRawBufferPointer, _ offset: Int, _ header: Record.Header, _ payload: Range<Int>, _ path: String
+    ) throws(StorageError) -> Entry {
+        guard Record.Flags(rawValue: header.flags).contains(.watermark) else {
+            return Entry(offset: offset, kind: header.kind, flags: header.flags, payload: payload)
+        }
+        guard payload.count >= Record.watermarkSize else {
+            throw StorageError(
+                .corrupted,
+                "'\(path)' has a record at byte \(offset) too short for the watermark its header announces. "
+                    + "The file is damaged or was written by a faulty program; restore it from a backup.",
+                offset: FileOffset(offset))
+        }
+        let watermark = file.loadUnaligned(fromByteOffset: payload.lowerBound, as: UInt64.self).littleEndian
+        return Entry(
+            offset: offset, kind: header.kind, flags: header.flags,
+            payload: (payload.lowerBound + Record.watermarkSize)..<payload.upperBound, watermark: watermark)
     }
 
     private static func corruption(_ path: String, _ offset: Int, _ what: String) -> StorageError {
@@ -116,31 +164,53 @@ package enum LogScanner {
         return UInt64(size - offset - Record.overhead) == footer.length
     }
 
-    /// Whether a complete record (valid header, length in bounds, valid payload CRC) starts after `offset`.
-    private static func laterRecordExists(_ file: UnsafeRawBufferPointer, after offset: Int) -> Bool {
+    /// The complete records (valid header, length in bounds, valid payload CRC) that start after `offset`:
+    /// how many, and whether one vouches for `damage` (its watermark, capped at its own offset, lies past it).
+    /// Stops at the first record that vouches.
+    private static func laterRecords(
+        _ file: UnsafeRawBufferPointer, after offset: Int, damage: Int
+    ) -> (count: Int, vouched: Bool) {
         let size = file.count
         var p = offset + 1
+        var count = 0
         let magic0 = UInt8(truncatingIfNeeded: Record.magic)
         while p + Record.overhead <= size {
             if file[p] == magic0, let header = Record.parseHeader(slice(file, p, Record.headerSize)),
                 Int(header.length) <= size - p - Record.overhead,
                 CRC32C.checksum(slice(file, p + Record.headerSize, Int(header.length))) == header.payloadCRC
             {
-                return true
+                count += 1
+                if Record.Flags(rawValue: header.flags).contains(.watermark),
+                    header.length >= UInt64(Record.watermarkSize)
+                {
+                    let watermark = file.loadUnaligned(fromByteOffset: p + Record.headerSize, as: UInt64.self)
+                        .littleEndian
+                    // A record vouches only for bytes before itself (a copied record keeps its old watermark).
+                    if min(watermark, UInt64(p)) > UInt64(damage) { return (count, true) }
+                }
             }
             p += 1
         }
-        return false
+        return (count, false)
     }
 
-    /// Whether some 4 KiB-aligned page that lies wholly inside `range` is all zero: the mark of a block the
-    /// file system allocated but a crash never wrote.
-    private static func hasZeroPage(_ file: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
-        let page = 4096
-        var p = (range.lowerBound + page - 1) / page * page
-        while p + page <= range.upperBound {
-            if slice(file, p, page).allSatisfy({ $0 == 0 }) { return true }
-            p += page
+    /// Whether `range` (a record's bytes, clamped to the file) has a piece a crash left unwritten: the part
+    /// of some 512-byte sector that falls in `range` is all zero, where that part is a whole sector, or is at
+    /// least 4 bytes long and holds the range's first or last byte. A record's first 4 bytes are the magic
+    /// number and its last 4 a checksum, so a written record has no such piece but by a 2^-32 chance; a
+    /// header torn across a sector boundary with under 4 bytes in the lost sector is not recognised (it then
+    /// counts as damage: the safe direction).
+    private static func hasUnwrittenSector(_ file: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+        let sector = 512
+        let top = min(range.upperBound, file.count)
+        var block = range.lowerBound / sector * sector
+        while block < top {
+            let low = max(block, range.lowerBound)
+            let high = min(block + sector, top)
+            let edge = (low == range.lowerBound || high == range.upperBound) && high - low >= 4
+            let counts = high - low == sector || edge
+            if counts && slice(file, low, high - low).allSatisfy({ $0 == 0 }) { return true }
+            block += sector
         }
         return false
     }

@@ -6,7 +6,8 @@
 ///  header
 ///   +0   4  magic 0x31_52_53_41 ("ASR1")
 ///   +4   1  kind            (Record.Kind: 1 = commit)
-///   +5   1  flags           (bit 0: payload transformed by the encryption hook — reserved)
+///   +5   1  flags           (bit 0: payload transformed by the encryption hook — reserved;
+///                            bit 1: the payload starts with a durability watermark)
 ///   +6   2  reserved, zero
 ///   +8   8  length          (UInt64 LE, payload bytes)
 ///   +16  4  payload CRC-32C (UInt32 LE)
@@ -21,6 +22,15 @@
 /// redundancy that lets recovery tell a torn write (the tail of the file is incomplete: truncate it) from
 /// corruption (a complete record with a bad byte: refuse to open, name the offset). See ``LogScanner``.
 ///
+/// **The durability watermark** (flag bit 1, written by every record since it was introduced): the payload's
+/// first 8 bytes (UInt64 LE, covered by the payload CRC) are the file offset up to which a completed
+/// `fdatasync` had made the log durable when the record was written. A record therefore vouches that every
+/// byte before its watermark was on disk: damage there is corruption, never a crash. Damage past every
+/// watermark that later records carry can be a power loss that persisted some pages of unacknowledged
+/// records and not others, and recovery may cut the log there (see ``LogScanner``). Records without the flag
+/// (files written before the watermark existed) vouch for nothing. The commit body (``CommitPayload``)
+/// follows the watermark; ``LogScanner/Entry/payload`` is the body's range.
+///
 /// All integers are little-endian. The header's flags byte (like the file header's `encrypted` flag) is
 /// reserved for encryption: rows are read in place from the file mapping, so an encrypted store will
 /// need a read path that decrypts a record before its rows are read. Until then a record with any flag
@@ -33,6 +43,18 @@ package enum Record {
     package static let footerSeed: UInt32 = 0xA5A5_A5A5
     /// Largest payload accepted (1 TiB): a length above it is never trusted, even with a valid header CRC.
     package static let maxPayload: UInt64 = 1 << 40
+    /// Size of the durability watermark that starts the payload of a record flagged ``Flags/watermark``.
+    package static let watermarkSize = 8
+
+    /// The header's flags byte. Raw values are part of the file format.
+    package struct Flags: OptionSet, Sendable, Hashable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// The payload starts with the durability watermark (see the type's documentation).
+        package static let watermark = Flags(rawValue: 1 << 1)
+        /// The flags this version of ActorStore reads.
+        package static let known: Flags = [.watermark]
+    }
 
     /// What a record holds. Raw values are part of the file format.
     package enum Kind: UInt8, Sendable {
@@ -40,21 +62,29 @@ package enum Record {
         case commit = 1
     }
 
-    /// Builds the complete bytes of a record around `payload`: header, payload, footer.
-    package static func frame(kind: Kind, payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
-        let payloadCRC = CRC32C.checksum(payload)
-        out.reserveCapacity(out.count + overhead + payload.count)
-        out.append(contentsOf: header(kind: kind, length: UInt64(payload.count), payloadCRC: payloadCRC))
-        out.append(contentsOf: payload)
-        out.append(contentsOf: footer(length: UInt64(payload.count), payloadCRC: payloadCRC))
+    /// Builds the complete bytes of a record around the commit body `payload`: header, payload, footer; with
+    /// `watermark`, the payload is prefixed by it and the record flagged ``Flags/watermark``, as the engine
+    /// writes records (without, a record as files written before the watermark existed hold).
+    package static func frame(
+        kind: Kind, payload: UnsafeRawBufferPointer, watermark: UInt64? = nil, into out: inout [UInt8]
+    ) {
+        var body: [UInt8] = []
+        if let watermark { withUnsafeBytes(of: watermark.littleEndian) { body.append(contentsOf: $0) } }
+        body.append(contentsOf: payload)
+        let payloadCRC = CRC32C.checksum(body)
+        let flags: Flags = watermark == nil ? [] : .watermark
+        out.reserveCapacity(out.count + overhead + body.count)
+        out.append(contentsOf: header(kind: kind, flags: flags, length: UInt64(body.count), payloadCRC: payloadCRC))
+        out.append(contentsOf: body)
+        out.append(contentsOf: footer(length: UInt64(body.count), payloadCRC: payloadCRC))
     }
 
     /// The header bytes for a payload of `length` bytes with checksum `payloadCRC`.
-    package static func header(kind: Kind, length: UInt64, payloadCRC: UInt32) -> [UInt8] {
+    package static func header(kind: Kind, flags: Flags = [], length: UInt64, payloadCRC: UInt32) -> [UInt8] {
         var header = ByteWriter(capacity: headerSize)
         header.append(magic)
         header.append(kind.rawValue)
-        header.append(UInt8(0))
+        header.append(flags.rawValue)
         header.append(UInt16(0))
         header.append(length)
         header.append(payloadCRC)

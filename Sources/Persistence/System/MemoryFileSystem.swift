@@ -56,6 +56,76 @@ package final class MemoryFileSystem: FileSystem {
         return MemoryFileSystem(files: files, tracksDurability: tracksDurability)
     }
 
+    /// What a power loss with unordered write-back may leave now (needs `tracksDurability`): each file under its
+    /// synced name holds its synced bytes, except that every `pageSize` page written since its last sync holds
+    /// its contents as of a moment between that sync and now, chosen by `rng` page by page (untouched, after
+    /// some of the writes, or after all), and its size is one it had in that window. This is how a kernel
+    /// writes dirty pages back: in any order, each page whole, none of them promised before `fdatasync`.
+    package func pagedPowerLossImage<G: RandomNumberGenerator>(
+        using rng: inout G, pageSize: Int = 4096
+    ) -> MemoryFileSystem {
+        let files = state.withLock { state in
+            state.durableNames.mapValues { tracksDurability ? ($0.durable, $0.unsynced) : ($0.currentBytes, []) }
+        }
+        var images: [String: [UInt8]] = [:]
+        for (path, (durable, events)) in files.sorted(by: { $0.key < $1.key }) {
+            images[path] = Self.pagedImage(durable: durable, events: events, pageSize: pageSize, using: &rng)
+        }
+        return MemoryFileSystem(files: images, tracksDurability: tracksDurability)
+    }
+
+    /// One file's image for ``pagedPowerLossImage(using:pageSize:)``.
+    private static func pagedImage<G: RandomNumberGenerator>(
+        durable: [UInt8], events: [MemoryFile.Event], pageSize: Int, using rng: inout G
+    ) -> [UInt8] {
+        guard !events.isEmpty else { return durable }
+        // Replay the writes since the sync, keeping each touched page's versions (the synced one first).
+        var current = durable
+        var versions: [Int: [[UInt8]]] = [:]
+        var sizes = [durable.count]
+        func page(_ index: Int, of bytes: [UInt8]) -> [UInt8] {
+            let start = index * pageSize
+            guard start < bytes.count else { return [] }
+            return Array(bytes[start..<min(start + pageSize, bytes.count)])
+        }
+        for event in events {
+            switch event {
+            case .write(let offset, let bytes):
+                guard !bytes.isEmpty else { continue }
+                let touched = (offset / pageSize)...((offset + bytes.count - 1) / pageSize)
+                for index in touched where versions[index] == nil { versions[index] = [page(index, of: durable)] }
+                if current.count < offset + bytes.count {
+                    current += [UInt8](repeating: 0, count: offset + bytes.count - current.count)
+                }
+                current.replaceSubrange(offset..<(offset + bytes.count), with: bytes)
+                for index in touched { versions[index]!.append(page(index, of: current)) }
+            case .truncate(let size):
+                let pages = Set(versions.keys).union(
+                    size < current.count ? Set((size / pageSize)...((current.count - 1) / pageSize)) : [])
+                for index in pages where versions[index] == nil { versions[index] = [page(index, of: durable)] }
+                if size < current.count {
+                    current.removeSubrange(size...)
+                } else {
+                    current += [UInt8](repeating: 0, count: size - current.count)
+                }
+                for index in pages { versions[index]!.append(page(index, of: current)) }
+            }
+            sizes.append(current.count)
+        }
+        let size = sizes.randomElement(using: &rng)!
+        var image = Array(durable.prefix(size))
+        if image.count < size { image += [UInt8](repeating: 0, count: size - image.count) }
+        for (index, pageVersions) in versions.sorted(by: { $0.key < $1.key }) {
+            let start = index * pageSize
+            guard start < size else { continue }
+            var chosen = pageVersions.randomElement(using: &rng)!
+            let end = min(start + pageSize, size)
+            if chosen.count < end - start { chosen += [UInt8](repeating: 0, count: end - start - chosen.count) }
+            image.replaceSubrange(start..<end, with: chosen[..<(end - start)])
+        }
+        return image
+    }
+
     /// What survives a process crash now: every completed write, every name.
     package func processCrashImage() -> MemoryFileSystem {
         let files = state.withLock { $0.names.mapValues(\.currentBytes) }
@@ -110,6 +180,7 @@ package final class MemoryFileSystem: FileSystem {
         try state.withLock { state throws(StorageError) in
             let file = try state.file(openFile)
             file.write(bytes, at: Int(clamping: offset))
+            if tracksDurability { file.unsynced.append(.write(Int(clamping: offset), Array(bytes))) }
             return bytes.count
         }
     }
@@ -117,13 +188,18 @@ package final class MemoryFileSystem: FileSystem {
     package func sync(_ openFile: OpenFile) throws(StorageError) {
         try state.withLock { state throws(StorageError) in
             let file = try state.file(openFile)
-            if tracksDurability { file.durable = file.currentBytes }
+            if tracksDurability {
+                file.durable = file.currentBytes
+                file.unsynced = []
+            }
         }
     }
 
     package func truncate(_ openFile: OpenFile, to size: UInt64) throws(StorageError) {
         try state.withLock { state throws(StorageError) in
-            try state.file(openFile).truncate(to: Int(clamping: size))
+            let file = try state.file(openFile)
+            try file.truncate(to: Int(clamping: size))
+            if tracksDurability { file.unsynced.append(.truncate(Int(clamping: size))) }
         }
     }
 
@@ -237,7 +313,14 @@ private final class MemoryFile: @unchecked Sendable {
     private var retired: [Weak] = []
     var size: Int
     var durable: [UInt8]
+    /// The writes and size changes since the last sync, in order (only with `tracksDurability`).
+    var unsynced: [Event] = []
     var lockHolder: Int32?
+
+    enum Event {
+        case write(Int, [UInt8])
+        case truncate(Int)
+    }
 
     private struct Weak {
         weak var block: MemoryBlock?
