@@ -193,6 +193,30 @@ struct PowerLossTests {
         }
     }
 
+    @Test("bytes removed from inside the last record are corruption, not a torn tail that drops it")
+    func splicedLastRecord() async throws {
+        let fs = MemoryFileSystem(tracksDurability: true)
+        let engine = try await memoryEngine(fs)
+        let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+        let start = Int(engine.statistics.totalBytes)
+        _ = try await engine.write { txn in
+            try txn.insert(table, [.int(1), .string(String(repeating: "x", count: 3000))])
+        }
+        await engine.close()
+        let file = try #require(fs.contents(of: "/db/test.store"))
+        for (offset, count) in [(start + 100, 1), (start + 1000, 1972), (start + Record.headerSize, 8)] {
+            var image = file
+            image.removeSubrange(offset..<(offset + count))
+            let spliced = MemoryFileSystem(files: ["/db/test.store": image])
+            let error = await #expect(throws: StorageError.self) { try await memoryEngine(spliced) }
+            #expect(error?.code == .corrupted)
+            #expect(error?.offset == FileOffset(UInt64(start)))
+        }
+        // A cut (no footer at the end) is still a torn tail.
+        let cut = MemoryFileSystem(files: ["/db/test.store": Array(file[..<(file.count - 20)])])
+        #expect(try await memoryEngine(cut).recoveryReport.truncatedBytes > 0)
+    }
+
     @Test("power-loss images found by the outside campaign open with every acknowledged commit")
     func campaignImages() async throws {
         // Group-commit images (format before watermarks): the header of an unacknowledged record is a zero

@@ -15,7 +15,7 @@
 /// |---------------------------------------------------------------|---------------------------------|
 /// | a valid header, payload and footer                            | a record; continue after it     |
 /// | fewer than 24 bytes left                                      | torn tail at `o`                |
-/// | valid header whose payload runs past the end of the file      | torn tail at `o`                |
+/// | valid header whose payload runs past the end of the file      | torn tail at `o`, unless the file ends with that record's own footer (bytes were removed from inside it): corruption |
 /// | any damage that a later record vouches for                    | corruption                      |
 /// | valid header and payload, bad or cut-off footer: crash-shaped, or nothing valid after it | a record (footer rewritten), torn tail after it |
 /// | bad header, bad payload or both: crash-shaped                 | torn tail at `o`                |
@@ -84,6 +84,14 @@ package enum LogScanner {
             }
             let payloadStart = o + Record.headerSize
             let length = Int(header.length)
+            // A crash leaves a record short by cutting it, never by removing bytes from its middle: a file that
+            // ends with this record's own footer before the record's end lost bytes inside it (an outside edit).
+            if length > size - payloadStart - Record.footerSize, size - o >= Record.overhead,
+                let last = Record.parseFooter(slice(file, size - Record.footerSize, Record.footerSize)),
+                last.length == header.length, last.payloadCRC == header.payloadCRC
+            {
+                throw corruption(path, o, "bytes are missing from inside a record")
+            }
             guard length <= size - payloadStart else { return Outcome(validEnd: o, tornTailAt: o) }
             let payloadEnd = payloadStart + length
             let end = payloadEnd + Record.footerSize
