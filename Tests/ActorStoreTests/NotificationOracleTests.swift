@@ -28,7 +28,7 @@ struct Observed: Sendable, Equatable {
 }
 
 @Suite struct NotificationOracleTests {
-    static let commits = ProcessInfo.processInfo.environment["ACTORSTORE_NOTIFY_COMMITS"].flatMap(Int.init) ?? 1_000
+    static let commits = TestDepth.count("ACTORSTORE_NOTIFY_COMMITS", long: 1_000, sampled: 250)
 
     static var seeds: [UInt64] {
         if let seed = ProcessInfo.processInfo.environment["ACTORSTORE_NOTIFY_SEED"].flatMap(UInt64.init) {

@@ -599,7 +599,7 @@ private enum WhereFromAST {
 
     @Test func randomPredicatesAgreeAcrossFrontEnds() async throws {
         let seed = Self.seed()
-        let cases = ProcessInfo.processInfo.environment["ACTORSTORE_DIFF_CASES"].flatMap { Int($0) } ?? 10_000
+        let cases = TestDepth.count("ACTORSTORE_DIFF_CASES", long: 10_000, sampled: 2_000)
         print("QueryDifferentialTests: seed \(seed) (ACTORSTORE_DIFF_SEED=\(seed) replays), \(cases) cases")
         var rng = DiffRNG(seed: seed)
         // 50 objects keep a debug run near 20–30 s; `ACTORSTORE_DIFF_OBJECTS` raises it for deeper runs.

@@ -81,15 +81,40 @@ struct CrashRecoveryTests {
         return result
     }
 
-    @Test("every crash point in the last 20 records recovers exactly the committed prefix")
+    /// Where the crash images are cut, in the last 20 records: at every byte with `ACTORSTORE_EXHAUSTIVE=1`;
+    /// else in each record at its first bytes, its length and checksum fields, the edges of its header, payload
+    /// and footer, a random payload offset and a random offset anywhere in the record.
+    static func crashCuts(_ workload: RecordedWorkload, exhaustive: Bool, seed: UInt64) -> [Int] {
+        let tail = workload.records.suffix(20)
+        if exhaustive { return Array(tail.first!.start..<workload.file.count) }
+        var rng = SplitMix64(seed: seed ^ 0x5A3B_1ED)
+        var cuts = Set<Int>()
+        for record in tail {
+            let payload = record.start + Record.headerSize
+            let footer = record.payloadEnd
+            // Header: magic, length, CRCs, last byte; payload: first, last byte; footer: length, CRCs, last byte.
+            var edges = [0, 1, 8, 16, 20, Record.headerSize - 1].map { record.start + $0 }
+            edges += [payload, footer - 1]
+            edges += [0, 8, 12, Record.footerSize - 1].map { footer + $0 }
+            edges.append(Int.random(in: payload..<max(payload + 1, footer), using: &rng))
+            edges.append(Int.random(in: record.start..<record.end, using: &rng))
+            cuts.formUnion(edges.filter { $0 >= record.start && $0 < record.end })
+        }
+        return cuts.sorted()
+    }
+
+    @Test("crash points in the last 20 records (every byte with ACTORSTORE_EXHAUSTIVE=1) recover the committed prefix")
     func everyByteOffset() async throws {
         let seed = testSeed("crash points")
         let workload = try await RecordedWorkload.make(commits: 60, maxValue: 120, seed: seed)
         var rng = SplitMix64(seed: seed ^ 0xC0FFEE)
-        let firstCut = workload.records[workload.records.count - 20].start
+        let cuts = Self.crashCuts(workload, exhaustive: TestDepth.exhaustive, seed: seed)
+        print(
+            "[crash points] \(cuts.count) cut offsets in the last 20 records"
+                + (TestDepth.exhaustive ? " (every byte)" : " (sampled; ACTORSTORE_EXHAUSTIVE=1 cuts at every byte)"))
         var recovered = 0
         var images = 0
-        for cut in firstCut..<workload.file.count {
+        for cut in cuts {
             let prefix = Array(workload.file[..<cut])
             let tailLength = workload.file.count - cut
             let random = (0..<tailLength).map { _ in UInt8.random(in: 0...255, using: &rng) }
@@ -130,7 +155,8 @@ struct CrashRecoveryTests {
         }
         print("[crash points] \(recovered)/\(images) images recovered")
         #expect(recovered == images)
-        #expect(images >= 3 * 20 * Record.overhead)
+        #expect(images == 3 * cuts.count)
+        #expect(cuts.count >= 20 * (TestDepth.exhaustive ? Record.overhead : 11))
     }
 
     @Test("every single-bit flip in committed records is detected with its offset")
@@ -142,7 +168,7 @@ struct CrashRecoveryTests {
         var flips = 0
         let lastFooter = workload.records.last!.payloadEnd
         // Every byte of every record; two random bits of each by default, all eight with ACTORSTORE_EXHAUSTIVE=1.
-        let exhaustive = ProcessInfo.processInfo.environment["ACTORSTORE_EXHAUSTIVE"] == "1"
+        let exhaustive = TestDepth.exhaustive
         var rng = SplitMix64(seed: seed)
         for byte in FileHeader.size..<workload.file.count {
             let first = Int.random(in: 0..<8, using: &rng)

@@ -23,15 +23,13 @@ struct PowerLossTests {
         var description: String { rawValue }
     }
 
-    static var long: Bool { ProcessInfo.processInfo.environment["ACTORSTORE_LONG"] == "1" }
-
     @Test(
         "every page-granular power-loss image opens with every acknowledged commit and no partial one",
         arguments: Workload.allCases)
     func imagesRecover(_ workload: Workload) async throws {
         let seed = testSeed("power loss \(workload)")
         var rng = SplitMix64(seed: seed)
-        let wanted = Self.long ? 700 : 70
+        let wanted = TestDepth.long ? 700 : 70
         var checked = 0
         var discarded = 0
         var cutRecords = 0

@@ -25,6 +25,18 @@ func testSeed(_ name: String) -> UInt64 {
     return seed
 }
 
+/// How deep the randomized and exhaustive tests go, from the environment (see the README's Tests section).
+/// The default run samples; CI also runs the full versions (`.ci/run`).
+enum TestDepth {
+    /// `ACTORSTORE_EXHAUSTIVE=1`: crash images cut at every byte of the last 20 records (the default samples
+    /// every record's boundaries and a few random offsets), and all eight bits of each byte flipped (default two).
+    static let exhaustive = flag("ACTORSTORE_EXHAUSTIVE")
+    /// `ACTORSTORE_LONG=1`: long randomized runs at full length (the model-based test's 100k operations).
+    static let long = flag("ACTORSTORE_LONG")
+
+    static func flag(_ name: String) -> Bool { ProcessInfo.processInfo.environment[name] == "1" }
+}
+
 /// A fresh temporary directory, removed by the caller with `cleanup` (and, with everything else the test
 /// process left behind, when the process exits: see ``TestFiles``).
 struct TemporaryDirectory {

@@ -1,0 +1,18 @@
+import Foundation
+
+/// How deep the randomized tests go, from the environment (see the README's Tests section). The default run
+/// samples; CI also runs the full versions (`.ci/run`). A test's own count variable (`ACTORSTORE_DIFF_CASES`,
+/// `ACTORSTORE_FUZZ_ITERATIONS`, `ACTORSTORE_NOTIFY_COMMITS`) still wins over both.
+enum TestDepth {
+    /// `ACTORSTORE_LONG=1`: the long randomized runs at full length (query differential, parser fuzz,
+    /// notification oracle).
+    static let long = flag("ACTORSTORE_LONG")
+
+    /// `count` from the environment variable `variable` if set, else `long` with `ACTORSTORE_LONG=1`, else
+    /// `sampled`.
+    static func count(_ variable: String, long: Int, sampled: Int) -> Int {
+        ProcessInfo.processInfo.environment[variable].flatMap { Int($0) } ?? (Self.long ? long : sampled)
+    }
+
+    static func flag(_ name: String) -> Bool { ProcessInfo.processInfo.environment[name] == "1" }
+}
