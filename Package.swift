@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "actorstore-demo", targets: ["ActorStoreDemo"]),
         .executable(name: "engine-bench", targets: ["EngineBenchmark"]),
         .executable(name: "object-bench", targets: ["ObjectBenchmark"]),
+        .executable(name: "actorstore-crash-child", targets: ["CrashOracleChild"]),
     ],
     targets: [
         // The storage engine: log-structured file, persistent indexes, MVCC, group commit, compaction.
@@ -32,6 +33,11 @@ let package = Package(
         .testTarget(
             name: "ActorStoreTests", dependencies: ["ActorStore", "ActorStorePersistence"],
             path: "Tests/ActorStoreTests"),
+        // The kill -9 crash oracle: CrashOracleTests spawns actorstore-crash-child (write, verify, tryopen) and
+        // kills it at random moments. No dependency between them: `swift test` and `swift build --build-tests`
+        // build every product (checked from a clean build), and the test finds the child next to its bundle.
+        .executableTarget(name: "CrashOracleChild", dependencies: ["ActorStore"], path: "Tests/CrashOracleChild"),
+        .testTarget(name: "CrashOracleTests", path: "Tests/CrashOracleTests"),
     ],
     swiftLanguageModes: [.v6]
 )

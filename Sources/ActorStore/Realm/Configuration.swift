@@ -64,6 +64,10 @@ extension Realm {
         /// Compact in the background when more than half of a file of 16 MB or more is dead space.
         public var automaticCompaction = true
 
+        /// The smallest file automatic compaction considers (16 MB). Package-only: the crash oracle's child
+        /// lowers it so that short runs compact in the background.
+        package var automaticCompactionMinimumFileSize: UInt64 = 16 << 20
+
         /// The file system the engine uses (tests inject faults through it). Nil: the real one.
         package var fileSystem: (any FileSystem)?
 
@@ -120,7 +124,8 @@ extension Realm {
                 path: path, fileSystem: fileSystem ?? PosixFileSystem(),
                 durability: durability == .full ? .full : .none,
                 readOnly: readOnly,
-                autoCompaction: automaticCompaction ? StorageEngine.AutoCompaction() : nil,
+                autoCompaction: automaticCompaction
+                    ? StorageEngine.AutoCompaction(minimumFileSize: automaticCompactionMinimumFileSize) : nil,
                 shouldCompactOnLaunch: compact,
                 maximumNumberOfActiveVersions: maximumNumberOfActiveVersions.map { Int(clamping: $0) })
             return ("file:" + path, configuration)

@@ -1,0 +1,81 @@
+import ActorStore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// The child process of the kill -9 crash oracle (Tests/CrashOracleTests). Three modes:
+//
+//   actorstore-crash-child write <file> <workload> [--watch-stdin]
+//       Commits numbered transactions until killed. Prints `START <last per stream>` once open, then
+//       `ACK <stream> <seq> <count>` after each durable `write` returns (the transaction is on disk),
+//       `COMPACTED <seq>` after an explicit compaction and `SHRUNK <from> <to>` when the file got smaller
+//       (automatic compaction). With --watch-stdin it exits when its stdin reaches end of file (the test
+//       that started it is gone), so no writer outlives a crashed test run.
+//   actorstore-crash-child verify <file>
+//       Opens the store read-write (recovery, as an app restart would), checks every invariant and prints
+//       `VERIFY <json>` (see `VerifySummary`); exit status 0 when it holds, 1 when not, 2 if it cannot open.
+//   actorstore-crash-child tryopen <file>
+//       Opens the store read-write while another process has it: prints `TRYOPEN refused alreadyOpen`
+//       (exit 0), `TRYOPEN opened` (exit 1: a second writer) or `TRYOPEN error <error>` (exit 2).
+//
+// Every line is written with one `write` to stdout, unbuffered, so a line printed is a line the parent
+// reads even when the child is killed right after.
+
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func describe(_ error: any Error) -> String {
+    if let error = error as? RealmError { return "\(error.code): \(error.message)" }
+    return "\(type(of: error)): \(error)"
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else {
+    emit("usage: actorstore-crash-child write <file> <workload> [--watch-stdin] | verify <file> | tryopen <file>")
+    exit(64)
+}
+let path = arguments[2]
+
+switch arguments[1] {
+case "write":
+    guard arguments.count >= 4, let workload = Workload(rawValue: arguments[3]) else {
+        emit("ERROR unknown workload; one of: \(Workload.allCases.map(\.rawValue).joined(separator: " "))")
+        exit(64)
+    }
+    if arguments.contains("--watch-stdin") {
+        Thread.detachNewThread {
+            var byte: UInt8 = 0
+            while read(0, &byte, 1) > 0 {}
+            exit(4)
+        }
+    }
+    do {
+        try await runWriter(path: path, workload: workload)
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
+case "verify":
+    exit(await runVerify(path: path))
+case "tryopen":
+    do {
+        let realm = try await Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: path)))
+        emit("TRYOPEN opened")
+        _ = realm
+        exit(1)
+    } catch let error as RealmError where error.code == .alreadyOpen {
+        emit("TRYOPEN refused alreadyOpen")
+        exit(0)
+    } catch {
+        emit("TRYOPEN error \(describe(error))")
+        exit(2)
+    }
+default:
+    emit("ERROR unknown mode \(arguments[1])")
+    exit(64)
+}
