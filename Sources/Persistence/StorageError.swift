@@ -5,7 +5,7 @@
 /// `message` is a full sentence that tells the user what happened and what to do.
 package struct StorageError: Error, Sendable, CustomStringConvertible {
     package struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String, Hashable, Sendable {
+        private enum Base: String, Hashable, Sendable, CaseIterable {
             case fileAccess, fileExists, fileNotFound, alreadyOpen, permissionDenied
             case corrupted, diskFull, ioFailure, poisoned, closed
             case limitExceeded, invalidValue, schemaMismatch, invalidObject, readOnly
@@ -14,6 +14,8 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
         private let base: Base
         private init(_ base: Base) { self.base = base }
         package var description: String { base.rawValue }
+        /// Every code the engine defines (for tests that check a mapping covers them all).
+        package static var allCases: [Code] { Base.allCases.map(Code.init) }
 
         /// The file could not be opened, created, read or written for a reason other than those below.
         package static let fileAccess = Code(.fileAccess)

@@ -17,7 +17,12 @@ import ActorStorePersistence
 /// Anything a user, a file or the disk can cause is thrown as a `RealmError`; only programmer errors
 /// (writing outside a write transaction, resolving a ``ThreadSafeReference`` twice) stop the program, with
 /// a message naming the API misused.
-public struct RealmError: Error, Sendable, CustomStringConvertible {
+///
+/// Besides the message, an error carries its cause in readable form when there is one (``errno``, the
+/// system error number; ``fileOffset``, where in the file the damage is) and the place in ActorStore's
+/// sources that created it (``sourceFileID`` and ``sourceLine``), which ``debugDescription`` shows and
+/// ``message`` leaves out.
+public struct RealmError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What kind of failure happened. Compare with the static members (`error.code == .diskFull`).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's name, as in `"diskFull"`.
@@ -79,42 +84,79 @@ public struct RealmError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The error that caused this one, when there is one (for logs).
     public var underlyingError: (any Error & Sendable)?
+    /// The operating system's error number (`errno`, as in `ENOENT` or `EACCES`) when the failure came
+    /// from a system call; `nil` otherwise.
+    public var errno: Int32?
+    /// The byte offset in the realm file that the error concerns, when there is one: where the damage
+    /// starts for ``Code/corrupted``. `nil` otherwise.
+    public var fileOffset: UInt64?
+    /// The source file inside ActorStore that created this error, as `#fileID` spells it
+    /// (`"ActorStore/Realm.swift"`). For diagnosis and bug reports; not part of ``message``.
+    public let sourceFileID: String
+    /// The line in ``sourceFileID`` that created this error.
+    public let sourceLine: Int
 
     /// Creates an error. ActorStore creates these; user code rarely needs to.
-    public init(_ code: Code, _ message: String, underlyingError: (any Error & Sendable)? = nil) {
+    ///
+    /// - Parameters:
+    ///   - code: What kind of failure happened.
+    ///   - message: A sentence saying what happened and what to do.
+    ///   - underlyingError: The error that caused this one, if any.
+    ///   - errno: The system error number, if the failure came from a system call.
+    ///   - fileOffset: The byte offset in the file the error concerns, if any.
+    ///   - fileID: Where the error is created; leave the default (the caller's `#fileID`).
+    ///   - line: Where the error is created; leave the default (the caller's `#line`).
+    public init(
+        _ code: Code, _ message: String, underlyingError: (any Error & Sendable)? = nil, errno: Int32? = nil,
+        fileOffset: UInt64? = nil, fileID: String = #fileID, line: Int = #line
+    ) {
         self.code = code
         self.message = message
         self.underlyingError = underlyingError
+        self.errno = errno
+        self.fileOffset = fileOffset
+        self.sourceFileID = fileID
+        self.sourceLine = line
     }
 
+    /// `RealmError.<code>: <message>`, as shown to users.
     public var description: String { "RealmError.\(code): \(message)" }
+
+    /// ``description`` followed by the cause's details (``errno``, ``fileOffset``) and the source location,
+    /// as in `RealmError.corrupted: ... [fileOffset 4096] (at ActorStore/Realm.swift:122)`.
+    public var debugDescription: String {
+        var details: [String] = []
+        if let errno { details.append("errno \(errno)") }
+        if let fileOffset { details.append("fileOffset \(fileOffset)") }
+        let cause = details.isEmpty ? "" : " [\(details.joined(separator: ", "))]"
+        return "\(description)\(cause) (at \(sourceFileID):\(sourceLine))"
+    }
+}
+
+extension RealmError.Code {
+    /// Engine codes whose public code has another name. Every other engine code is public under its own
+    /// name.
+    private static let engineAliases: [StorageError.Code: Self] = [.permissionDenied: .fileAccess]
+
+    /// The public code for an engine code, without a second list of codes: the engine code's name is the
+    /// public code's ``rawValue`` (`StorageError.Code.diskFull` becomes ``diskFull``), except for the
+    /// aliases above (`permissionDenied` becomes ``fileAccess``).
+    ///
+    /// Fallback: an engine code added later with no public static of the same name still comes through
+    /// under its own name (``RealmError/Code`` is extensible, so that is a valid code, not a crash or a
+    /// misleading ``ioFailure``); `ErrorTests` fails until it gets a public static or an alias.
+    package init(_ engineCode: StorageError.Code) {
+        self = Self.engineAliases[engineCode] ?? Self(engineCode.description)
+    }
 }
 
 extension RealmError {
-    /// The public form of an engine error.
-    init(_ error: StorageError) {
-        let code: Code =
-            switch error.code {
-            case .fileAccess, .permissionDenied: .fileAccess
-            case .fileExists: .fileExists
-            case .fileNotFound: .fileNotFound
-            case .alreadyOpen: .alreadyOpen
-            case .corrupted: .corrupted
-            case .diskFull: .diskFull
-            case .ioFailure: .ioFailure
-            case .poisoned: .poisoned
-            case .closed: .closed
-            case .limitExceeded: .limitExceeded
-            case .invalidValue: .invalidValue
-            case .schemaMismatch: .schemaMismatch
-            case .invalidObject: .invalidObject
-            case .readOnly: .readOnly
-            case .wrongKey: .wrongKey
-            case .unsupportedFormat: .unsupportedFormat
-            case .tooManyVersions: .tooManyVersions
-            case .primaryKeyExists: .primaryKeyExists
-            default: .ioFailure
-            }
-        self.init(code, error.message, underlyingError: error)
+    /// The public form of an engine error: its code mapped by ``Code/init(_:)``, its message, and its
+    /// `errno` and offset as ``errno`` and ``fileOffset``; the engine error stays as ``underlyingError``.
+    /// The source location is the caller's (where ActorStore converts the error).
+    package init(_ error: StorageError, fileID: String = #fileID, line: Int = #line) {
+        self.init(
+            Code(error.code), error.message, underlyingError: error, errno: error.errno,
+            fileOffset: error.offset?.rawValue, fileID: fileID, line: line)
     }
 }
