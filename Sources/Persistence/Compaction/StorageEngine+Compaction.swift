@@ -263,18 +263,27 @@ struct CompactedFile {
             var rows: [(ObjectKey, RowLocation)] = []
             rows.reserveCapacity(table.rows.count)
             for (key, location) in table.rows {
+                // Locations come from the file (through replay): checked arithmetic, no conversion that traps.
                 let rowBytes: UnsafeRawBufferPointer
+                let count = Int(location.length)
                 if let pending, location.offset >= pending.start {
-                    let start = Int(location.offset - pending.start)
-                    guard start + Int(location.length) <= pending.bytes.count else {
+                    guard let start = Int(exactly: location.offset - pending.start),
+                        count <= pending.bytes.count, start <= pending.bytes.count - count
+                    else {
                         throw StorageError(.corrupted, "A row location lies outside the write transaction's record.")
                     }
-                    rowBytes = UnsafeRawBufferPointer(rebasing: pending.bytes[start..<start + Int(location.length)])
+                    rowBytes = UnsafeRawBufferPointer(rebasing: pending.bytes[start..<start + count])
                 } else {
-                    guard Int(location.offset) + Int(location.length) <= sourceRegion.length else {
-                        throw StorageError(.corrupted, "A row location lies outside the mapped file.")
+                    guard let start = Int(exactly: location.offset), count <= sourceRegion.length,
+                        start <= sourceRegion.length - count
+                    else {
+                        throw StorageError(
+                            .corrupted,
+                            "A row of '\(path)' lies outside the mapped file (offset \(location.offset), "
+                                + "\(count) bytes). The store is damaged; copy its contents into a new store or "
+                                + "restore it from a backup.")
                     }
-                    rowBytes = sourceRegion.bytes(at: Int(location.offset), count: Int(location.length))
+                    rowBytes = sourceRegion.bytes(at: start, count: count)
                 }
                 chunk.append(CommitPayload.Op.upsert.rawValue)
                 chunk.append(table.id.rawValue)
@@ -322,10 +331,11 @@ struct CompactedFile {
             var position: Int
             if next < rows.count, rows[next].0 == object {
                 position = next
-            } else if object.rawValue >= firstKey, object.rawValue &- firstKey < Int64(rows.count),
-                rows[Int(object.rawValue &- firstKey)].0 == object
+            } else if case (let distance, false) = object.rawValue.subtractingReportingOverflow(firstKey),
+                distance >= 0, distance < Int64(rows.count), rows[Int(distance)].0 == object
             {
-                position = Int(object.rawValue &- firstKey)
+                // Keys come from the file: a crafted one far from `firstKey` must not wrap into range.
+                position = Int(distance)
             } else {
                 var low = 0
                 var high = rows.count
@@ -334,7 +344,11 @@ struct CompactedFile {
                     if rows[middle].0 < object { low = middle &+ 1 } else { high = middle }
                 }
                 guard low < rows.count, rows[low].0 == object else {
-                    throw StorageError(.corrupted, "The primary-key index names an object that has no row.")
+                    throw StorageError(
+                        .corrupted,
+                        "The primary-key index names object \(object.rawValue), which has no row, so the store cannot "
+                            + "be compacted. The store is damaged; copy its contents into a new store or restore it "
+                            + "from a backup.")
                 }
                 position = low
             }
