@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 
@@ -68,5 +69,54 @@ struct Issue16Tests {
         try await Self.writeAndCompact(engine)
         #expect(try engine.snapshot().contents("KV").count == 6)
         await engine.close()
+    }
+
+    /// Runs `work` to the end on a Dispatch thread while the calling thread waits (a fault hook runs on
+    /// the thread of the engine call it interrupts, which is a Dispatch thread, not the cooperative pool).
+    static func runBlocking(_ work: @escaping @Sendable () async -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await work()
+            done.signal()
+        }
+        done.wait()
+    }
+
+    @Test("a second engine whose lock lands on the file a compaction just replaced refuses to open (one writer)")
+    func lockRaceWithCompaction() async throws {
+        let base = MemoryFileSystem()
+        let engineA = try await memoryEngine(base, path: Self.path)
+        let (table, _) = try await engineA.write { txn in try txn.createTable(Fixtures.kv) }
+        for i in 0..<20 {
+            _ = try await engineA.write { txn in try txn.insert(table, [.int(Int64(i)), .string("v\(i)")]) }
+        }
+        let inodeBefore = try base.identity(atPath: Self.path)
+        // Engine B has opened the store's path for its lock; before it locks that descriptor, engine A
+        // compacts: A's new file replaces the path and A unlocks the old one.
+        let faulty = FaultInjectingFileSystem(base: base)
+        let compacted = Locked<(any Error)?>(nil)
+        faulty.onNextCall(where: { $0.operation == "Locking" && $0.path == Self.path }) {
+            Self.runBlocking {
+                do { try await engineA.compact() } catch { compacted.withLock { $0 = error } }
+            }
+        }
+        let refused = await #expect(throws: StorageError.self) {
+            let engineB = try await memoryEngine(faulty, path: Self.path)
+            // Had it opened, B would be a second writer of A's file.
+            _ = try await engineB.write { txn in try txn.insert(table, [.int(1000), .string("B")]) }
+            await engineB.close()
+        }
+        #expect(refused?.code == .alreadyOpen, "\(String(describing: refused))")
+        #expect(compacted.withLock { $0 } == nil)
+        #expect(try base.identity(atPath: Self.path) != inodeBefore, "the compaction replaced the file")
+        // A is the only writer, and its file has exactly its commits.
+        let (key, _) = try await engineA.write { txn in try txn.insert(table, [.int(20), .string("v20")]) }
+        #expect(try engineA.snapshot().values(table, key) == [.int(20), .string("v20")])
+        await engineA.close()
+        let reopened = try await memoryEngine(base, path: Self.path)
+        let rows = try reopened.snapshot().contents("KV")
+        #expect(rows.count == 21)
+        #expect(!rows.values.contains { $0.first == .int(1000) })
+        await reopened.close()
     }
 }
