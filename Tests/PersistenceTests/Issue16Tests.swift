@@ -119,4 +119,21 @@ struct Issue16Tests {
         #expect(!rows.values.contains { $0.first == .int(1000) })
         await reopened.close()
     }
+
+    @Test("after a compaction, an I/O error names the store, not its temporary file")
+    func errorsAfterCompactionNameTheStore() async throws {
+        let faulty = FaultInjectingFileSystem(base: MemoryFileSystem(tracksDurability: true))
+        let engine = try await memoryEngine(faulty, path: Self.path)
+        let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+        _ = try await engine.write { txn in try txn.insert(table, [.int(1), .string("one")]) }
+        try await engine.compact()
+        faulty.onNextCall(where: { $0.operation == "Writing" }, fail: .error(5))
+        let error = await #expect(throws: StorageError.self) {
+            _ = try await engine.write { txn in try txn.insert(table, [.int(2), .string("two")]) }
+        }
+        #expect(error?.code == .ioFailure)
+        #expect(error?.message.contains("'\(Self.path)'") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains(".compacting") == false, "\(error?.message ?? "")")
+        await engine.close()
+    }
 }

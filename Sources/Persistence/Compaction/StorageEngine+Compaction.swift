@@ -150,7 +150,7 @@ extension StorageEngine {
             copy.discard()
             throw problem
         }
-        let newLock: OpenFile
+        var newLock: OpenFile
         do throws(StorageError) {
             try copy.catchUp(from: region, to: end)
             try fs.sync(copy.file)
@@ -166,13 +166,16 @@ extension StorageEngine {
             copy.discard()
             throw error
         }
+        // The descriptors are the store's now: errors must name the store, not the temporary file.
+        newLock = OpenFile(descriptor: newLock.descriptor, path: path)
+        let newFile = OpenFile(descriptor: copy.file.descriptor, path: path)
         var directoryError: StorageError?
         do throws(StorageError) { try fs.syncDirectory(Self.directory(of: path)) } catch { directoryError = error }
         let newState = copy.state
         let oldLock = core.withLock { core in
             let oldLock = core.lockFile
             core.lockFile = newLock
-            core.file = copy.file
+            core.file = newFile
             core.region = copy.region
             core.header = finalHeader
             core.tip = newState
