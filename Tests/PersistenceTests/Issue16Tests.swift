@@ -136,4 +136,105 @@ struct Issue16Tests {
         #expect(error?.message.contains(".compacting") == false, "\(error?.message ?? "")")
         await engine.close()
     }
+
+    // MARK: Symbolic links and temporary files (repro/symlink)
+
+    static func engine(_ path: String) async throws -> StorageEngine {
+        try await StorageEngine.open(.init(path: path, durability: .none, autoCompaction: nil))
+    }
+
+    static func isSymbolicLink(_ path: String) -> Bool {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
+    }
+
+    @Test("a symbolic link planted at <store>.creating is removed, not written through (repro/symlink case a)")
+    func plantedCreatingLink() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.cleanup() }
+        let victim = directory.file("victim.txt")
+        try Data("victim".utf8).write(to: URL(fileURLWithPath: victim))
+        let store = directory.file("new.store")
+        try FileManager.default.createSymbolicLink(atPath: store + ".creating", withDestinationPath: victim)
+        let engine = try await Self.engine(store)
+        let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+        _ = try await engine.write { txn in try txn.insert(table, [.int(1), .string("one")]) }
+        await engine.close()
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "victim")
+        #expect(!Self.isSymbolicLink(store))
+        #expect(!FileManager.default.fileExists(atPath: store + ".creating"))
+        let reopened = try await Self.engine(store)
+        #expect(try reopened.snapshot().contents("KV").count == 1)
+        await reopened.close()
+    }
+
+    @Test("a symbolic link planted at <store>.compacting is removed, not written through (repro/symlink case b)")
+    func plantedCompactingLink() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.cleanup() }
+        let victim = directory.file("victim.txt")
+        try Data("victim".utf8).write(to: URL(fileURLWithPath: victim))
+        let store = directory.file("s.store")
+        let engine = try await Self.engine(store)
+        let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+        _ = try await engine.write { txn in try txn.insert(table, [.int(1), .string("one")]) }
+        // Planted while the store is open, after open removed stale temporary files.
+        try FileManager.default.createSymbolicLink(atPath: store + ".compacting", withDestinationPath: victim)
+        try await engine.compact()
+        _ = try await engine.write { txn in try txn.insert(table, [.int(2), .string("two")]) }
+        await engine.close()
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "victim")
+        #expect(!Self.isSymbolicLink(store))
+        let reopened = try await Self.engine(store)
+        #expect(try reopened.snapshot().contents("KV").count == 2)
+        await reopened.close()
+    }
+
+    @Test("a store opened through a symbolic link is compacted next to the real file, keeping its mode (case c)")
+    func storeOpenedThroughLink() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.cleanup() }
+        try FileManager.default.createDirectory(atPath: directory.file("real"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.file("other"), withIntermediateDirectories: true)
+        let real = directory.file("real/r.store")
+        let link = directory.file("other/l.store")
+        let first = try await Self.engine(real)
+        let (table, _) = try await first.write { txn in try txn.createTable(Fixtures.kv) }
+        await first.close()
+        #expect(chmod(real, 0o644) == 0)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        let engine = try await Self.engine(link)
+        _ = try await engine.write { txn in try txn.insert(table, [.int(1), .string("one")]) }
+        try await engine.compact()
+        _ = try await engine.write { txn in try txn.insert(table, [.int(2), .string("two")]) }
+        await engine.close()
+        #expect(Self.isSymbolicLink(link), "the link was replaced by a regular file")
+        let attributes = try FileManager.default.attributesOfItem(atPath: real)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o644)
+        let reopened = try await Self.engine(real)
+        #expect(try reopened.snapshot().contents("KV").count == 2)
+        await reopened.close()
+    }
+
+    @Test("creating a store does not replace one another process created meanwhile")
+    func creationDoesNotReplaceAnotherStore() async throws {
+        // The other process's store: one row.
+        let elsewhere = MemoryFileSystem()
+        let writer = try await memoryEngine(elsewhere, path: Self.path)
+        let (table, _) = try await writer.write { txn in try txn.createTable(Fixtures.kv) }
+        _ = try await writer.write { txn in try txn.insert(table, [.int(1), .string("first")]) }
+        await writer.close()
+        let otherStore = try #require(elsewhere.contents(of: Self.path))
+        let base = MemoryFileSystem()
+        let faulty = FaultInjectingFileSystem(base: base)
+        // Between this engine's writing of <store>.creating and its move into place, the other process
+        // creates the store.
+        faulty.onNextCall(where: { $0.operation == "Renaming" && $0.path.hasSuffix(".creating") }) {
+            base.setContents(of: Self.path, to: otherStore)
+        }
+        let engine = try await memoryEngine(faulty, path: Self.path)
+        #expect(try engine.snapshot().contents("KV").count == 1, "the other process's store was replaced")
+        #expect(!base.fileExists(Self.path + ".creating"))
+        await engine.close()
+    }
+
 }

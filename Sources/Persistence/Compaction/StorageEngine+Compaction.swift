@@ -64,7 +64,7 @@ extension StorageEngine {
                     try copy.writeBase(of: state, from: region, pending: rows)
                 }
                 try fs.sync(copy.file)
-                try fs.rename(temporary, to: destination)
+                try fs.renameNoReplace(temporary, to: destination)
             } catch {
                 copy.discard()
                 throw error
@@ -153,6 +153,8 @@ extension StorageEngine {
         var newLock: OpenFile
         do throws(StorageError) {
             try copy.catchUp(from: region, to: end)
+            // The copy replaces the store: it keeps the store's permissions (and owner, as root).
+            try fs.copyPermissions(from: oldFile, to: copy.file)
             try fs.sync(copy.file)
             newLock = try Self.lockedDescriptor(fs, temporary)
         } catch {
@@ -207,9 +209,8 @@ struct CompactedFile {
     init(fs: any FileSystem, path: String, header: FileHeader) throws(StorageError) {
         self.fs = fs
         self.path = path
-        file = try fs.open(path, create: true, readOnly: false)
+        file = try StorageEngine.createTemporaryFile(fs, path)
         do throws(StorageError) {
-            try fs.truncate(file, to: 0)
             try fs.writeAll(file, header.encoded(), at: 0)
             region = try fs.map(file, length: StorageEngine.regionLength(for: UInt64(FileHeader.size)))
         } catch {

@@ -222,7 +222,9 @@ package final class StorageEngine: Sendable {
 
     static func openSynchronously(_ configuration: Configuration) throws(StorageError) -> StorageEngine {
         let fs = configuration.fileSystem
-        let path = configuration.path ?? "/memory/\(UUID().uuidString)/store"
+        // The real path (symbolic links, `.` and `..` resolved): compaction writes its copy next to the real
+        // file and renames it there, so a link to the store keeps pointing at the live file.
+        let path = configuration.path.map { fs.resolvedPath($0) } ?? "/memory/\(UUID().uuidString)/store"
         var report = RecoveryReport()
         if !fs.fileExists(path) {
             if configuration.readOnly {
@@ -390,12 +392,25 @@ package final class StorageEngine: Sendable {
         return length
     }
 
-    /// Creates a complete store file atomically: header into a temporary file, sync, rename, sync directory.
+    /// Creates a complete store file atomically: header into a temporary file, sync, move it to `path`
+    /// unless a store appeared there meanwhile (another process created it: that one is kept), sync the
+    /// directory.
     static func createStoreFile(_ fs: any FileSystem, _ path: String, header: FileHeader) throws(StorageError) {
-        let temporary = path + ".creating"
-        let file = try fs.open(temporary, create: true, readOnly: false)
         do throws(StorageError) {
-            try fs.truncate(file, to: 0)
+            try createStoreFileOnce(fs, path, header: header)
+        } catch  where error.code == .fileNotFound && !fs.fileExists(path) {
+            // Another process creating the store at the same moment took the temporary file over (it judged it
+            // stale) and has not moved it into place yet: create it again.
+            try createStoreFileOnce(fs, path, header: header)
+        }
+    }
+
+    private static func createStoreFileOnce(
+        _ fs: any FileSystem, _ path: String, header: FileHeader
+    ) throws(StorageError) {
+        let temporary = path + ".creating"
+        let file = try createTemporaryFile(fs, temporary)
+        do throws(StorageError) {
             try fs.writeAll(file, header.encoded(), at: 0)
             try fs.sync(file)
             fs.close(file)
@@ -404,8 +419,29 @@ package final class StorageEngine: Sendable {
             try? fs.remove(temporary)
             throw error
         }
-        try fs.rename(temporary, to: path)
+        do throws(StorageError) {
+            try fs.renameNoReplace(temporary, to: path)
+        } catch  where fs.fileExists(path) {
+            // Another process created the store meanwhile: that one is kept. The temporary file is ours unless
+            // that process took the name over (then the move failed with fileNotFound).
+            if error.code == .fileExists { try? fs.remove(temporary) }
+        } catch {
+            if error.code != .fileNotFound { try? fs.remove(temporary) }
+            throw error
+        }
         try fs.syncDirectory(directory(of: path))
+    }
+
+    /// Creates the temporary file `path` without following a symbolic link planted there (it would make
+    /// the store write the link's target). Something already at `path` is stale (left by a crash, or
+    /// planted): it is removed (a link itself, never its target) and the creation tried once more.
+    static func createTemporaryFile(_ fs: any FileSystem, _ path: String) throws(StorageError) -> OpenFile {
+        do throws(StorageError) {
+            return try fs.createExclusive(path)
+        } catch  where error.code == .fileExists {
+            do throws(StorageError) { try fs.remove(path) } catch  where error.code == .fileNotFound {}
+            return try fs.createExclusive(path)
+        }
     }
 
     static func directory(of path: String) -> String {
