@@ -62,7 +62,14 @@ extension Realm {
         public var maximumNumberOfActiveVersions: UInt?
 
         /// Compact in the background when more than half of a file of 16 MB or more is dead space.
+        ///
+        /// A background compaction that fails (the disk is full, an I/O error) leaves the file as it was and
+        /// throws nowhere: ``Realm/lastCompactionError`` reports it, until a later compaction succeeds. The
+        /// next commit that finds the file still over the threshold tries again.
         public var automaticCompaction = true
+
+        /// When automatic compaction starts (tests lower the 16 MB minimum).
+        package var automaticCompactionTrigger = StorageEngine.AutoCompaction()
 
         /// The file system the engine uses (tests inject faults through it). Nil: the real one.
         package var fileSystem: (any FileSystem)?
@@ -120,7 +127,7 @@ extension Realm {
                 path: path, fileSystem: fileSystem ?? PosixFileSystem(),
                 durability: durability == .full ? .full : .none,
                 readOnly: readOnly,
-                autoCompaction: automaticCompaction ? StorageEngine.AutoCompaction() : nil,
+                autoCompaction: automaticCompaction ? automaticCompactionTrigger : nil,
                 shouldCompactOnLaunch: compact,
                 maximumNumberOfActiveVersions: maximumNumberOfActiveVersions.map { Int(clamping: $0) })
             return ("file:" + path, configuration)

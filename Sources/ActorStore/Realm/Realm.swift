@@ -488,6 +488,16 @@ public actor Realm {
             pinnedVersions: stats.pinnedVersions, oldestPinnedVersion: stats.oldestPinnedVersion?.rawValue)
     }
 
+    /// Why the last compaction of the file failed, or nil if the last one succeeded (or none failed).
+    ///
+    /// Automatic compaction (``Configuration/automaticCompaction``) runs in the background, so its errors
+    /// (`diskFull`, `ioFailure`, `corrupted`) cannot be thrown to anyone: they land here. The file is
+    /// unchanged by a failed compaction, and the next commit that finds it over the threshold tries again;
+    /// a success (automatic or ``compact()``) clears the error. Shared by every `Realm` on the file.
+    public nonisolated var lastCompactionError: RealmError? {
+        engine.lastCompactionError.map { RealmError($0) }
+    }
+
     /// Rewrites the file without dead space. Writers wait only for the final switch-over.
     /// - Throws: `RealmError.readOnly`, `.diskFull`, `.ioFailure`.
     public func compact() async throws {

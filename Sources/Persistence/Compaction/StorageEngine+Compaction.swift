@@ -22,7 +22,13 @@ extension StorageEngine {
         }
         await compactionLock.lock()
         defer { compactionLock.unlock() }
-        try await compactNow()
+        do throws(StorageError) {
+            try await compactNow()
+        } catch {
+            core.withLock { $0.lastCompactionError = error }
+            throw error
+        }
+        core.withLock { $0.lastCompactionError = nil }
     }
 
     /// Writes a compacted copy of the newest durable version to `destination` (which must not exist), or,
@@ -87,21 +93,31 @@ extension StorageEngine {
             return true
         }
         guard start else { return }
-        Task.detached {
+        let task = Task.detached {
+            var ran = false
             var failure: StorageError?
             if self.compactionLock.tryLock() {
+                ran = true
                 do throws(StorageError) { try await self.compactNow() } catch { failure = error }
                 self.compactionLock.unlock()
             }
             self.core.withLock {
                 $0.compactionRunning = false
-                if let failure { $0.lastCompactionError = failure }
+                // Not latched: the flag is down again, so the next commit over the threshold retries.
+                if ran { $0.lastCompactionError = failure }
             }
         }
+        core.withLock { $0.backgroundCompaction = task }
     }
 
-    /// The error of the last background compaction that failed, if any (the store is unaffected by it).
+    /// The error of the last compaction that failed (background ones included, which throw to no one), or
+    /// nil once one succeeds. The store is unaffected by a failed compaction.
     package var lastCompactionError: StorageError? { core.withLock { $0.lastCompactionError } }
+
+    /// Returns when the background compaction started last (if any) has finished.
+    package func waitForBackgroundCompaction() async {
+        await core.withLock { $0.backgroundCompaction }?.value
+    }
 
     private func compactNow() async throws(StorageError) {
         let snapshot = try snapshot()

@@ -145,6 +145,8 @@ package final class StorageEngine: Sendable {
         var isClosed = false
         var compactionRunning = false
         var lastCompactionError: StorageError?
+        /// The background compaction started last (see ``waitForBackgroundCompaction()``).
+        var backgroundCompaction: Task<Void, Never>?
         var report: RecoveryReport
         /// Resumed when no commit is waiting for a sync any more.
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
