@@ -18,6 +18,64 @@ final class ReopenItem: Object {
         }
     }
 
+    @Test("a realm reopened right after its last Realm was released never meets its own lock")
+    func immediateReopens() async throws {
+        var config = Realm.Configuration(fileURL: temporaryRealmURL(), objectTypes: [ReopenItem.self])
+        config.automaticCompaction = false
+        var failures: [String] = []
+        for id in 0..<2000 {
+            do {
+                let realm = try await Realm(configuration: config)
+                try await realm.write { realm in realm.create(ReopenItem.self, value: ["id": id, "payload": "x"]) }
+            } catch {
+                failures.append("reopen \(id): \(error)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count) failed reopens, first: \(failures.first ?? "")")
+        let realm = try await Realm(configuration: config)
+        #expect(await count(realm) == 2000 - failures.count)
+    }
+
+    @Test("one file opened through two paths (.., a symbolic link) in one process shares its engine")
+    func oneFileThroughSeveralPaths() async throws {
+        let url = temporaryRealmURL("a.realm")
+        let directory = url.deletingLastPathComponent().path
+        let dotted = URL(fileURLWithPath: directory + "/../" + url.deletingLastPathComponent().lastPathComponent)
+            .appendingPathComponent("a.realm")
+        let linkDirectory = directory + "-link"
+        try FileManager.default.createSymbolicLink(atPath: linkDirectory, withDestinationPath: directory)
+        defer { try? FileManager.default.removeItem(atPath: linkDirectory) }
+        let linked = URL(fileURLWithPath: linkDirectory + "/a.realm")
+        var config = Realm.Configuration(fileURL: url, objectTypes: [ReopenItem.self])
+        config.durability = .none
+        let first = try await Realm(configuration: config)
+        try await first.write { realm in realm.create(ReopenItem.self, value: ["id": 1]) }
+        var viaDots = config
+        viaDots.fileURL = dotted
+        var viaLink = config
+        viaLink.fileURL = linked
+        let second = try await Realm(configuration: viaDots)
+        let third = try await Realm(configuration: viaLink)
+        try await third.write { realm in realm.create(ReopenItem.self, value: ["id": 2]) }
+        #expect(await count(first) == 2)
+        #expect(await count(second) == 2)
+        #expect(first.fileKey == third.fileKey)
+        // A hard link is the same file under a name that does not resolve to the same path: refused, and
+        // the message says this process has it open (not "another process").
+        let hardLink = url.deletingLastPathComponent().appendingPathComponent("b.realm")
+        try FileManager.default.linkItem(at: url, to: hardLink)
+        var viaHardLink = config
+        viaHardLink.fileURL = hardLink
+        do {
+            _ = try await Realm(configuration: viaHardLink)
+            Issue.record("a second engine opened the file through a hard link")
+        } catch let error as RealmError {
+            #expect(error.code == .alreadyOpen)
+            #expect(error.message.contains("this process"), "\(error.message)")
+            #expect(!error.message.contains("another process"), "\(error.message)")
+        }
+    }
+
     @Test("a failed background compaction is visible through Realm.lastCompactionError, and is retried")
     func backgroundCompactionFailureIsVisible() async throws {
         let faulty = FaultInjectingFileSystem(base: MemoryFileSystem())

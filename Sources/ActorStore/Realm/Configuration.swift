@@ -107,6 +107,11 @@ extension Realm {
             set { defaultStorage.withLock { $0 = newValue } }
         }
 
+        /// The registry key of a file: its resolved path (the key ``engineConfiguration()`` gives).
+        static func fileKey(_ url: URL, _ fileSystem: (any FileSystem)?) -> String {
+            "file:" + (fileSystem ?? PosixFileSystem()).resolvedPath(url.standardizedFileURL.path)
+        }
+
         /// The registry key and engine configuration.
         func engineConfiguration() throws(RealmError) -> (String, StorageEngine.Configuration) {
             if let identifier = inMemoryIdentifier {
@@ -118,13 +123,16 @@ extension Realm {
             guard let url = fileURL, url.isFileURL else {
                 throw RealmError(.fileAccess, "The configuration has neither a file URL nor an in-memory identifier.")
             }
-            let path = url.standardizedFileURL.path
+            let fs = fileSystem ?? PosixFileSystem()
+            // Resolved (symbolic links, `.` and `..`): two names of one file share its engine, and the engine
+            // compacts next to the real file.
+            let path = fs.resolvedPath(url.standardizedFileURL.path)
             var compact: (@Sendable (UInt64, UInt64) -> Bool)?
             if let user = shouldCompactOnLaunch {
                 compact = { total, used in user(Int(clamping: total), Int(clamping: used)) }
             }
             let configuration = StorageEngine.Configuration(
-                path: path, fileSystem: fileSystem ?? PosixFileSystem(),
+                path: path, fileSystem: fs,
                 durability: durability == .full ? .full : .none,
                 readOnly: readOnly,
                 autoCompaction: automaticCompaction ? automaticCompactionTrigger : nil,

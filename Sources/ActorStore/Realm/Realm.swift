@@ -559,7 +559,7 @@ public actor Realm {
     public static func deleteFiles(for configuration: Configuration) throws -> Bool {
         guard let url = configuration.fileURL else { return false }
         let path = url.standardizedFileURL.path
-        guard !EngineRegistry.isOpen("file:" + path) else {
+        guard !EngineRegistry.isOpen(Configuration.fileKey(url, configuration.fileSystem)) else {
             throw RealmError(
                 .alreadyOpen,
                 "The realm at '\(path)' is open in this process: release every Realm on it before deleting its files.")
