@@ -36,7 +36,9 @@ let package = Package(
         // The kill -9 crash oracle: CrashOracleTests spawns actorstore-crash-child (write, verify, tryopen) and
         // kills it at random moments. No dependency between them: `swift test` and `swift build --build-tests`
         // build every product (checked from a clean build), and the test finds the child next to its bundle.
-        .executableTarget(name: "CrashOracleChild", dependencies: ["ActorStore"], path: "Tests/CrashOracleChild"),
+        .executableTarget(
+            name: "CrashOracleChild", dependencies: ["ActorStore", "ActorStorePersistence"],
+            path: "Tests/CrashOracleChild"),
         .testTarget(name: "CrashOracleTests", path: "Tests/CrashOracleTests"),
     ],
     swiftLanguageModes: [.v6]

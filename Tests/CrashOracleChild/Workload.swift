@@ -1,4 +1,5 @@
 import ActorStore
+import ActorStorePersistence
 import Foundation
 
 /// What a `write` child commits, until it is killed.
@@ -61,7 +62,7 @@ enum Workload: String, CaseIterable, Sendable {
     func configuration(path: String) -> Realm.Configuration {
         var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path))
         if self == .autocompact {
-            configuration.automaticCompactionMinimumFileSize = 64 << 10
+            configuration.automaticCompactionTrigger = StorageEngine.AutoCompaction(minimumFileSize: 64 << 10)
             configuration.shouldCompactOnLaunch = { total, used in used < total / 2 }
         }
         return configuration

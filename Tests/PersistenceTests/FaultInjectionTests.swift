@@ -540,5 +540,15 @@ private final class SyncGateFileSystem: FileSystem {
     func remove(_ path: String) throws(StorageError) { try base.remove(path) }
     func syncDirectory(_ path: String) throws(StorageError) { try base.syncDirectory(path) }
     func fileExists(_ path: String) -> Bool { base.fileExists(path) }
+    func createExclusive(_ path: String) throws(StorageError) -> OpenFile { try base.createExclusive(path) }
+    func renameNoReplace(_ source: String, to destination: String) throws(StorageError) {
+        try base.renameNoReplace(source, to: destination)
+    }
+    func identity(of file: OpenFile) throws(StorageError) -> FileIdentity { try base.identity(of: file) }
+    func identity(atPath path: String) throws(StorageError) -> FileIdentity { try base.identity(atPath: path) }
+    func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError) {
+        try base.copyPermissions(from: model, to: file)
+    }
+    func resolvedPath(_ path: String) -> String { base.resolvedPath(path) }
     func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] { try base.contentsOfDirectory(path) }
 }

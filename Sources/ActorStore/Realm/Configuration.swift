@@ -62,11 +62,14 @@ extension Realm {
         public var maximumNumberOfActiveVersions: UInt?
 
         /// Compact in the background when more than half of a file of 16 MB or more is dead space.
+        ///
+        /// A background compaction that fails (the disk is full, an I/O error) leaves the file as it was and
+        /// throws nowhere: ``Realm/lastCompactionError`` reports it, until a later compaction succeeds. The
+        /// next commit that finds the file still over the threshold tries again.
         public var automaticCompaction = true
 
-        /// The smallest file automatic compaction considers (16 MB). Package-only: the crash oracle's child
-        /// lowers it so that short runs compact in the background.
-        package var automaticCompactionMinimumFileSize: UInt64 = 16 << 20
+        /// When automatic compaction starts (tests and the crash oracle's child lower the 16 MB minimum).
+        package var automaticCompactionTrigger = StorageEngine.AutoCompaction()
 
         /// The file system the engine uses (tests inject faults through it). Nil: the real one.
         package var fileSystem: (any FileSystem)?
@@ -104,6 +107,11 @@ extension Realm {
             set { defaultStorage.withLock { $0 = newValue } }
         }
 
+        /// The registry key of a file: its resolved path (the key ``engineConfiguration()`` gives).
+        static func fileKey(_ url: URL, _ fileSystem: (any FileSystem)?) -> String {
+            "file:" + (fileSystem ?? PosixFileSystem()).resolvedPath(url.standardizedFileURL.path)
+        }
+
         /// The registry key and engine configuration.
         func engineConfiguration() throws(RealmError) -> (String, StorageEngine.Configuration) {
             if let identifier = inMemoryIdentifier {
@@ -115,17 +123,19 @@ extension Realm {
             guard let url = fileURL, url.isFileURL else {
                 throw RealmError(.fileAccess, "The configuration has neither a file URL nor an in-memory identifier.")
             }
-            let path = url.standardizedFileURL.path
+            let fs = fileSystem ?? PosixFileSystem()
+            // Resolved (symbolic links, `.` and `..`): two names of one file share its engine, and the engine
+            // compacts next to the real file.
+            let path = fs.resolvedPath(url.standardizedFileURL.path)
             var compact: (@Sendable (UInt64, UInt64) -> Bool)?
             if let user = shouldCompactOnLaunch {
                 compact = { total, used in user(Int(clamping: total), Int(clamping: used)) }
             }
             let configuration = StorageEngine.Configuration(
-                path: path, fileSystem: fileSystem ?? PosixFileSystem(),
+                path: path, fileSystem: fs,
                 durability: durability == .full ? .full : .none,
                 readOnly: readOnly,
-                autoCompaction: automaticCompaction
-                    ? StorageEngine.AutoCompaction(minimumFileSize: automaticCompactionMinimumFileSize) : nil,
+                autoCompaction: automaticCompaction ? automaticCompactionTrigger : nil,
                 shouldCompactOnLaunch: compact,
                 maximumNumberOfActiveVersions: maximumNumberOfActiveVersions.map { Int(clamping: $0) })
             return ("file:" + path, configuration)

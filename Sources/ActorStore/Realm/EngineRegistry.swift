@@ -3,9 +3,14 @@ import ActorStorePersistence
 /// One open engine per file per process, shared by every ``Realm`` actor on that file.
 ///
 /// The engine holds the file's exclusive lock, so a second engine on the same file would fail; instead
-/// realms acquire a shared handle here. Opening is asynchronous, so the registry stores the opening task
-/// and later acquirers await the same one. The last release drops the registry's reference; the engine
-/// closes its file when the last snapshot or transaction using it is gone.
+/// realms acquire a shared handle here. Files are keyed by their resolved path (symbolic links, `.` and
+/// `..` resolved: see ``Realm/Configuration``), so two paths to one file share its engine. Opening is
+/// asynchronous, so the registry stores the opening task and later acquirers await the same one.
+///
+/// The last release closes the engine (a task that waits for its writer and syncs, then releases the file's
+/// lock), and the next acquisition of the file awaits that close before opening it again: an engine left
+/// to close by itself may still be alive a moment later (a background compaction or the sync thread's
+/// round holds it), and a reopen would meet its lock.
 enum EngineRegistry {
     private struct Entry {
         let opening: Task<StorageEngine, any Error>
@@ -16,82 +21,115 @@ enum EngineRegistry {
         let durable: Bool
         /// The engine, once open.
         var engine: ObjectIdentifier?
-    }
-    private static let entries = Locked<[String: Entry]>([:])
-
-    /// Engines no realm uses any more but that may still be alive for a moment (the sync thread finishing
-    /// its round holds one briefly). Until one is gone it holds its file's lock, so opening waits for them.
-    private static let closing = Locked<[WeakEngine]>([])
-
-    private final class WeakEngine: Sendable {
-        let key: String
-        weak let engine: StorageEngine?
-        init(_ key: String, _ engine: StorageEngine) {
-            self.key = key
-            self.engine = engine
-        }
+        /// The file system the engine uses (to compare file identities).
+        let fileSystem: (any FileSystem)?
     }
 
-    /// Waits (at most about two seconds) until the released engines of `key` — of every key when nil —
-    /// have closed their files. Returns whether there were any.
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// The closing of the engines no realm uses any more, by key, until they are closed.
+        var closing: [String: [ClosingEngine]] = [:]
+    }
+
+    private final class ClosingEngine: Sendable {
+        let task: Task<Void, Never>
+        init(_ task: Task<Void, Never>) { self.task = task }
+    }
+
+    private static let state = Locked(State())
+
+    /// Waits until the released engines of `key` (of every key when nil) are closed. Returns whether there
+    /// were any.
     @discardableResult
     private static func waitForClosingEngines(_ key: String?) async -> Bool {
-        var waited = false
-        for _ in 0..<2000 {
-            let pending = closing.withLock { list in
-                list.removeAll { $0.engine == nil }
-                return list.contains { key == nil || $0.key == key }
-            }
-            if !pending { return waited }
-            waited = true
-            try? await Task.sleep(for: .milliseconds(1))
+        let pending = state.withLock { state in
+            key.map { state.closing[$0] ?? [] } ?? state.closing.values.flatMap { $0 }
         }
-        return waited
+        for closing in pending { await closing.task.value }
+        return !pending.isEmpty
     }
 
     /// A reference-counted use of the engine for `key`.
     static func acquire(
-        _ key: String, readOnly: Bool, durable: Bool,
+        _ key: String, readOnly: Bool, durable: Bool, fileSystem: (any FileSystem)? = nil,
         open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
     ) async throws(RealmError) -> StorageEngine {
         await waitForClosingEngines(key)
         do {
-            return try await acquireOnce(key, readOnly: readOnly, durable: durable, open: open)
+            return try await acquireOnce(key, readOnly: readOnly, durable: durable, fileSystem: fileSystem, open: open)
         } catch let error where error.code == .alreadyOpen {
             // The same file may be closing under another name (it was moved): wait for every engine, retry once.
-            guard await waitForClosingEngines(nil) else { throw error }
-            return try await acquireOnce(key, readOnly: readOnly, durable: durable, open: open)
+            if await waitForClosingEngines(nil) {
+                do {
+                    return try await acquireOnce(
+                        key, readOnly: readOnly, durable: durable, fileSystem: fileSystem, open: open)
+                } catch let error where error.code == .alreadyOpen {
+                    throw explained(error, key, fileSystem)
+                }
+            }
+            throw explained(error, key, fileSystem)
         }
     }
 
     private static func acquireOnce(
-        _ key: String, readOnly: Bool, durable: Bool,
+        _ key: String, readOnly: Bool, durable: Bool, fileSystem: (any FileSystem)?,
         open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
     ) async throws(RealmError) -> StorageEngine {
-        let found = entries.withLock { table -> Result<Task<StorageEngine, any Error>, RealmError> in
-            if var entry = table[key] {
-                // A read-only realm may share a writable engine (writes are refused by the realm); a writable
-                // realm cannot share a read-only one.
-                if entry.readOnly && !readOnly { return .failure(Self.readOnlyConflict) }
-                if entry.durable != durable && !readOnly { return .failure(Self.durabilityConflict(entry.durable)) }
-                entry.users += 1
-                table[key] = entry
-                return .success(entry.opening)
+        while true {
+            let found = state.withLock { state -> Result<Task<StorageEngine, any Error>?, RealmError> in
+                // A release raced this acquisition: wait for that close first (the loop comes back).
+                if state.entries[key] == nil, state.closing[key] != nil { return .success(nil) }
+                if var entry = state.entries[key] {
+                    // A read-only realm may share a writable engine (writes are refused by the realm); a writable
+                    // realm cannot share a read-only one.
+                    if entry.readOnly && !readOnly { return .failure(Self.readOnlyConflict) }
+                    if entry.durable != durable && !readOnly { return .failure(Self.durabilityConflict(entry.durable)) }
+                    entry.users += 1
+                    state.entries[key] = entry
+                    return .success(entry.opening)
+                }
+                let task = Task<StorageEngine, any Error> { try await open() }
+                state.entries[key] = Entry(
+                    opening: task, users: 1, readOnly: readOnly, durable: durable, fileSystem: fileSystem)
+                return .success(task)
             }
-            let task = Task<StorageEngine, any Error> { try await open() }
-            table[key] = Entry(opening: task, users: 1, readOnly: readOnly, durable: durable)
-            return .success(task)
+            guard let task = try found.get() else {
+                await waitForClosingEngines(key)
+                continue
+            }
+            do {
+                let engine = try await task.value
+                state.withLock { $0.entries[key]?.engine = ObjectIdentifier(engine) }
+                return engine
+            } catch {
+                release(key, engine: nil)
+                if let error = error as? StorageError { throw RealmError(error) }
+                throw RealmError(.fileAccess, "Opening the realm failed: \(error)", underlyingError: error)
+            }
         }
-        let task = try found.get()
-        do {
-            let engine = try await task.value
-            entries.withLock { $0[key]?.engine = ObjectIdentifier(engine) }
-            return engine
-        } catch {
-            release(key, engine: nil)
-            if let error = error as? StorageError { throw RealmError(error) }
-            throw RealmError(.fileAccess, "Opening the realm failed: \(error)", underlyingError: error)
+    }
+
+    /// `error` (the file is locked) with a message saying whether this process holds the lock: an engine of
+    /// this process on the same file under another name (a hard link) is named.
+    private static func explained(_ error: RealmError, _ key: String, _ fileSystem: (any FileSystem)?) -> RealmError {
+        guard key.hasPrefix("file:") else { return error }
+        let path = String(key.dropFirst(5))
+        let others = state.withLock { state in
+            state.entries.compactMap { other, entry in
+                other != key && other.hasPrefix("file:") ? (String(other.dropFirst(5)), entry.fileSystem) : nil
+            }
         }
+        let fs = fileSystem ?? PosixFileSystem()
+        guard let identity = try? fs.identity(atPath: path) else { return error }
+        for (other, otherFileSystem) in others
+        where (try? (otherFileSystem ?? PosixFileSystem()).identity(atPath: other)) == identity {
+            return RealmError(
+                .alreadyOpen,
+                "'\(path)' is the file '\(other)', which this process has open under that name: open it "
+                    + "through one name only (realms on one path share the file).",
+                underlyingError: error)
+        }
+        return error
     }
 
     private static let readOnlyConflict = RealmError(
@@ -105,28 +143,41 @@ enum EngineRegistry {
                 + "writable Realm on a file must use the same durability.")
     }
 
-    /// Ends one use of `key`'s engine.
+    /// Ends one use of `key`'s engine; the last one closes it.
     static func release(_ key: String, engine: StorageEngine?) {
-        let last = entries.withLock { table -> Bool in
-            guard var entry = table[key] else { return false }
+        state.withLock { state in
+            guard var entry = state.entries[key] else { return }
             entry.users -= 1
-            table[key] = entry.users > 0 ? entry : nil
-            return entry.users == 0
+            guard entry.users == 0 else {
+                state.entries[key] = entry
+                return
+            }
+            state.entries[key] = nil
+            guard let engine else { return }
+            // Registered in the same critical section that removes the entry, so no acquisition sees neither.
+            let closing = ClosingEngine(Task { await engine.close() })
+            state.closing[key, default: []].append(closing)
+            Task {
+                await closing.task.value
+                Self.state.withLock { state in
+                    state.closing[key]?.removeAll { $0 === closing }
+                    if state.closing[key]?.isEmpty == true { state.closing[key] = nil }
+                }
+            }
         }
-        if last, let engine { closing.withLock { $0.append(WeakEngine(key, engine)) } }
     }
 
     /// Adds a use of `engine` if it is still the open engine of `key` (an observer keeping the file open
     /// while it observes); false if it is not (every realm on the file was released).
     static func retain(_ key: String, engine: StorageEngine) -> Bool {
-        entries.withLock { table in
-            guard var entry = table[key], entry.engine == ObjectIdentifier(engine) else { return false }
+        state.withLock { state in
+            guard var entry = state.entries[key], entry.engine == ObjectIdentifier(engine) else { return false }
             entry.users += 1
-            table[key] = entry
+            state.entries[key] = entry
             return true
         }
     }
 
     /// Whether any realm in this process has `key` open.
-    static func isOpen(_ key: String) -> Bool { entries.withLock { $0[key] != nil } }
+    static func isOpen(_ key: String) -> Bool { state.withLock { $0.entries[key] != nil } }
 }

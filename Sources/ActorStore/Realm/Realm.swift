@@ -488,6 +488,16 @@ public actor Realm {
             pinnedVersions: stats.pinnedVersions, oldestPinnedVersion: stats.oldestPinnedVersion?.rawValue)
     }
 
+    /// Why the last compaction of the file failed, or nil if the last one succeeded (or none failed).
+    ///
+    /// Automatic compaction (``Configuration/automaticCompaction``) runs in the background, so its errors
+    /// (`diskFull`, `ioFailure`, `corrupted`) cannot be thrown to anyone: they land here. The file is
+    /// unchanged by a failed compaction, and the next commit that finds it over the threshold tries again;
+    /// a success (automatic or ``compact()``) clears the error. Shared by every `Realm` on the file.
+    public nonisolated var lastCompactionError: RealmError? {
+        engine.lastCompactionError.map { RealmError($0) }
+    }
+
     /// Rewrites the file without dead space. Writers wait only for the final switch-over.
     /// - Throws: `RealmError.readOnly`, `.diskFull`, `.ioFailure`.
     public func compact() async throws {
@@ -549,7 +559,7 @@ public actor Realm {
     public static func deleteFiles(for configuration: Configuration) throws -> Bool {
         guard let url = configuration.fileURL else { return false }
         let path = url.standardizedFileURL.path
-        guard !EngineRegistry.isOpen("file:" + path) else {
+        guard !EngineRegistry.isOpen(Configuration.fileKey(url, configuration.fileSystem)) else {
             throw RealmError(
                 .alreadyOpen,
                 "The realm at '\(path)' is open in this process: release every Realm on it before deleting its files.")

@@ -63,7 +63,8 @@ final class RealmContext {
         while true {
             let (key, engineConfiguration) = try configuration.engineConfiguration()
             let engine = try await EngineRegistry.acquire(
-                key, readOnly: configuration.readOnly, durable: configuration.durability == .full
+                key, readOnly: configuration.readOnly, durable: configuration.durability == .full,
+                fileSystem: configuration.fileSystem
             ) {
                 () async throws(StorageError) in
                 try await StorageEngine.open(engineConfiguration)

@@ -22,7 +22,13 @@ extension StorageEngine {
         }
         await compactionLock.lock()
         defer { compactionLock.unlock() }
-        try await compactNow()
+        do throws(StorageError) {
+            try await compactNow()
+        } catch {
+            core.withLock { $0.lastCompactionError = error }
+            throw error
+        }
+        core.withLock { $0.lastCompactionError = nil }
     }
 
     /// Writes a compacted copy of the newest durable version to `destination` (which must not exist), or,
@@ -64,7 +70,7 @@ extension StorageEngine {
                     try copy.writeBase(of: state, from: region, pending: rows)
                 }
                 try fs.sync(copy.file)
-                try fs.rename(temporary, to: destination)
+                try fs.renameNoReplace(temporary, to: destination)
             } catch {
                 copy.discard()
                 throw error
@@ -87,21 +93,31 @@ extension StorageEngine {
             return true
         }
         guard start else { return }
-        Task.detached {
+        let task = Task.detached {
+            var ran = false
             var failure: StorageError?
             if self.compactionLock.tryLock() {
+                ran = true
                 do throws(StorageError) { try await self.compactNow() } catch { failure = error }
                 self.compactionLock.unlock()
             }
             self.core.withLock {
                 $0.compactionRunning = false
-                if let failure { $0.lastCompactionError = failure }
+                // Not latched: the flag is down again, so the next commit over the threshold retries.
+                if ran { $0.lastCompactionError = failure }
             }
         }
+        core.withLock { $0.backgroundCompaction = task }
     }
 
-    /// The error of the last background compaction that failed, if any (the store is unaffected by it).
+    /// The error of the last compaction that failed (background ones included, which throw to no one), or
+    /// nil once one succeeds. The store is unaffected by a failed compaction.
     package var lastCompactionError: StorageError? { core.withLock { $0.lastCompactionError } }
+
+    /// Returns when the background compaction started last (if any) has finished.
+    package func waitForBackgroundCompaction() async {
+        await core.withLock { $0.backgroundCompaction }?.value
+    }
 
     private func compactNow() async throws(StorageError) {
         let snapshot = try snapshot()
@@ -150,9 +166,11 @@ extension StorageEngine {
             copy.discard()
             throw problem
         }
-        let newLock: OpenFile
+        var newLock: OpenFile
         do throws(StorageError) {
             try copy.catchUp(from: region, to: end)
+            // The copy replaces the store: it keeps the store's permissions (and owner, as root).
+            try fs.copyPermissions(from: oldFile, to: copy.file)
             try fs.sync(copy.file)
             newLock = try Self.lockedDescriptor(fs, temporary)
         } catch {
@@ -166,13 +184,16 @@ extension StorageEngine {
             copy.discard()
             throw error
         }
+        // The descriptors are the store's now: errors must name the store, not the temporary file.
+        newLock = OpenFile(descriptor: newLock.descriptor, path: path)
+        let newFile = OpenFile(descriptor: copy.file.descriptor, path: path)
         var directoryError: StorageError?
         do throws(StorageError) { try fs.syncDirectory(Self.directory(of: path)) } catch { directoryError = error }
         let newState = copy.state
         let oldLock = core.withLock { core in
             let oldLock = core.lockFile
             core.lockFile = newLock
-            core.file = copy.file
+            core.file = newFile
             core.region = copy.region
             core.header = finalHeader
             core.tip = newState
@@ -205,9 +226,8 @@ struct CompactedFile {
     init(fs: any FileSystem, path: String, header: FileHeader) throws(StorageError) {
         self.fs = fs
         self.path = path
-        file = try fs.open(path, create: true, readOnly: false)
+        file = try StorageEngine.createTemporaryFile(fs, path)
         do throws(StorageError) {
-            try fs.truncate(file, to: 0)
             try fs.writeAll(file, header.encoded(), at: 0)
             region = try fs.map(file, length: StorageEngine.regionLength(for: UInt64(FileHeader.size)))
         } catch {
@@ -266,18 +286,27 @@ struct CompactedFile {
             var rows: [(ObjectKey, RowLocation)] = []
             rows.reserveCapacity(table.rows.count)
             for (key, location) in table.rows {
+                // Locations come from the file (through replay): checked arithmetic, no conversion that traps.
                 let rowBytes: UnsafeRawBufferPointer
+                let count = Int(location.length)
                 if let pending, location.offset >= pending.start {
-                    let start = Int(location.offset - pending.start)
-                    guard start + Int(location.length) <= pending.bytes.count else {
+                    guard let start = Int(exactly: location.offset - pending.start),
+                        count <= pending.bytes.count, start <= pending.bytes.count - count
+                    else {
                         throw StorageError(.corrupted, "A row location lies outside the write transaction's record.")
                     }
-                    rowBytes = UnsafeRawBufferPointer(rebasing: pending.bytes[start..<start + Int(location.length)])
+                    rowBytes = UnsafeRawBufferPointer(rebasing: pending.bytes[start..<start + count])
                 } else {
-                    guard Int(location.offset) + Int(location.length) <= sourceRegion.length else {
-                        throw StorageError(.corrupted, "A row location lies outside the mapped file.")
+                    guard let start = Int(exactly: location.offset), count <= sourceRegion.length,
+                        start <= sourceRegion.length - count
+                    else {
+                        throw StorageError(
+                            .corrupted,
+                            "A row of '\(path)' lies outside the mapped file (offset \(location.offset), "
+                                + "\(count) bytes). The store is damaged; copy its contents into a new store or "
+                                + "restore it from a backup.")
                     }
-                    rowBytes = sourceRegion.bytes(at: Int(location.offset), count: Int(location.length))
+                    rowBytes = sourceRegion.bytes(at: start, count: count)
                 }
                 chunk.append(CommitPayload.Op.upsert.rawValue)
                 chunk.append(table.id.rawValue)
@@ -326,10 +355,11 @@ struct CompactedFile {
             var position: Int
             if next < rows.count, rows[next].0 == object {
                 position = next
-            } else if object.rawValue >= firstKey, object.rawValue &- firstKey < Int64(rows.count),
-                rows[Int(object.rawValue &- firstKey)].0 == object
+            } else if case (let distance, false) = object.rawValue.subtractingReportingOverflow(firstKey),
+                distance >= 0, distance < Int64(rows.count), rows[Int(distance)].0 == object
             {
-                position = Int(object.rawValue &- firstKey)
+                // Keys come from the file: a crafted one far from `firstKey` must not wrap into range.
+                position = Int(distance)
             } else {
                 var low = 0
                 var high = rows.count
@@ -338,7 +368,11 @@ struct CompactedFile {
                     if rows[middle].0 < object { low = middle &+ 1 } else { high = middle }
                 }
                 guard low < rows.count, rows[low].0 == object else {
-                    throw StorageError(.corrupted, "The primary-key index names an object that has no row.")
+                    throw StorageError(
+                        .corrupted,
+                        "The primary-key index names object \(object.rawValue), which has no row, so the store cannot "
+                            + "be compacted. The store is damaged; copy its contents into a new store or restore it "
+                            + "from a backup.")
                 }
                 position = low
             }

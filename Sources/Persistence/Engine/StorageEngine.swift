@@ -151,6 +151,8 @@ package final class StorageEngine: Sendable {
         var isClosed = false
         var compactionRunning = false
         var lastCompactionError: StorageError?
+        /// The background compaction started last (see ``waitForBackgroundCompaction()``).
+        var backgroundCompaction: Task<Void, Never>?
         var report: RecoveryReport
         /// Resumed when no commit is waiting for a sync any more.
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -228,7 +230,9 @@ package final class StorageEngine: Sendable {
 
     static func openSynchronously(_ configuration: Configuration) throws(StorageError) -> StorageEngine {
         let fs = configuration.fileSystem
-        let path = configuration.path ?? "/memory/\(UUID().uuidString)/store"
+        // The real path (symbolic links, `.` and `..` resolved): compaction writes its copy next to the real
+        // file and renames it there, so a link to the store keeps pointing at the live file.
+        let path = configuration.path.map { fs.resolvedPath($0) } ?? "/memory/\(UUID().uuidString)/store"
         var report = RecoveryReport()
         if !fs.fileExists(path) {
             if configuration.readOnly {
@@ -238,21 +242,7 @@ package final class StorageEngine: Sendable {
             }
             try createStoreFile(fs, path, header: FileHeader())
         }
-        let lockFile = configuration.readOnly ? nil : try lockedDescriptor(fs, path)
-        let file: OpenFile
-        do throws(StorageError) {
-            if !configuration.readOnly {
-                // Only the lock holder may judge the temporary files stale (another engine may be compacting).
-                report.removedTemporaryFiles = removeStaleTemporaryFiles(fs, path)
-                // The file's directory entry may not be durable yet (a create or a compaction whose directory
-                // sync failed before a crash): make it so before acknowledging anything written to it.
-                try fs.syncDirectory(directory(of: path))
-            }
-            file = try fs.open(path, create: false, readOnly: configuration.readOnly)
-        } catch {
-            if let lockFile { fs.close(lockFile) }
-            throw error
-        }
+        let (lockFile, file) = try openFiles(fs, path, readOnly: configuration.readOnly, report: &report)
         do throws(StorageError) {
             var size = try fs.size(of: file)
             if size == 0 && !configuration.readOnly {
@@ -324,17 +314,75 @@ package final class StorageEngine: Sendable {
         }
     }
 
-    /// Opens `path` and takes its exclusive lock on that descriptor.
+    /// How often opening tries again when the file at the path was replaced while it was being locked.
+    static let lockAttempts = 8
+
+    /// The store's lock descriptor (locked; nil read-only) and data descriptor, both of the file that is at
+    /// `path` while the lock is held. Writable, it also removes stale temporary files and syncs the directory.
+    ///
+    /// Another engine's compaction may rename a new file over `path` between any two of these steps: a lock
+    /// taken on the replaced file protects nothing (its holder would write the live file beside the real
+    /// lock holder), so the data descriptor must be of the locked file, else everything is tried again.
+    /// - Throws: `.alreadyOpen` when another process (or engine) holds the lock.
+    static func openFiles(
+        _ fs: any FileSystem, _ path: String, readOnly: Bool, report: inout RecoveryReport
+    ) throws(StorageError) -> (lock: OpenFile?, file: OpenFile) {
+        if readOnly { return (nil, try fs.open(path, create: false, readOnly: true)) }
+        for _ in 0..<lockAttempts {
+            let lockFile = try lockedDescriptor(fs, path)
+            let file: OpenFile
+            do throws(StorageError) {
+                // Only the lock holder may judge the temporary files stale (another engine may be compacting).
+                report.removedTemporaryFiles = removeStaleTemporaryFiles(fs, path)
+                // The file's directory entry may not be durable yet (a create or a compaction whose directory
+                // sync failed before a crash): make it so before acknowledging anything written to it.
+                try fs.syncDirectory(directory(of: path))
+                file = try fs.open(path, create: false, readOnly: false)
+            } catch {
+                fs.close(lockFile)
+                throw error
+            }
+            let same: Bool
+            do throws(StorageError) {
+                same = try fs.identity(of: file) == fs.identity(of: lockFile)
+            } catch {
+                fs.close(file)
+                fs.close(lockFile)
+                throw error
+            }
+            if same { return (lockFile, file) }
+            fs.close(file)
+            fs.close(lockFile)
+        }
+        throw replacedWhileLocking(path)
+    }
+
+    /// Opens `path` and takes its exclusive lock on that descriptor, making sure the locked file is still
+    /// the one at `path` (a compaction in another process may have renamed a new file over it meanwhile;
+    /// then it tries again, and meets that process's lock on the new file).
     /// - Throws: `.alreadyOpen` when another process (or engine) holds it.
     static func lockedDescriptor(_ fs: any FileSystem, _ path: String) throws(StorageError) -> OpenFile {
-        let lockFile = try fs.open(path, create: false, readOnly: false)
-        do throws(StorageError) {
-            try fs.lockExclusive(lockFile)
-        } catch {
+        for _ in 0..<lockAttempts {
+            let lockFile = try fs.open(path, create: false, readOnly: false)
+            let current: Bool
+            do throws(StorageError) {
+                try fs.lockExclusive(lockFile)
+                current = try fs.identity(of: lockFile) == fs.identity(atPath: path)
+            } catch {
+                fs.close(lockFile)
+                throw error
+            }
+            if current { return lockFile }
             fs.close(lockFile)
-            throw error
         }
-        return lockFile
+        throw replacedWhileLocking(path)
+    }
+
+    private static func replacedWhileLocking(_ path: String) -> StorageError {
+        StorageError(
+            .alreadyOpen,
+            "'\(path)' is open for writing by another process, which keeps replacing the file (compacting it). "
+                + "Close it there first.")
     }
 
     /// The longest mapping the engine asks for, and so the largest store file it opens or grows: 2^62
@@ -356,12 +404,25 @@ package final class StorageEngine: Sendable {
         return length
     }
 
-    /// Creates a complete store file atomically: header into a temporary file, sync, rename, sync directory.
+    /// Creates a complete store file atomically: header into a temporary file, sync, move it to `path`
+    /// unless a store appeared there meanwhile (another process created it: that one is kept), sync the
+    /// directory.
     static func createStoreFile(_ fs: any FileSystem, _ path: String, header: FileHeader) throws(StorageError) {
-        let temporary = path + ".creating"
-        let file = try fs.open(temporary, create: true, readOnly: false)
         do throws(StorageError) {
-            try fs.truncate(file, to: 0)
+            try createStoreFileOnce(fs, path, header: header)
+        } catch  where error.code == .fileNotFound && !fs.fileExists(path) {
+            // Another process creating the store at the same moment took the temporary file over (it judged it
+            // stale) and has not moved it into place yet: create it again.
+            try createStoreFileOnce(fs, path, header: header)
+        }
+    }
+
+    private static func createStoreFileOnce(
+        _ fs: any FileSystem, _ path: String, header: FileHeader
+    ) throws(StorageError) {
+        let temporary = path + ".creating"
+        let file = try createTemporaryFile(fs, temporary)
+        do throws(StorageError) {
             try fs.writeAll(file, header.encoded(), at: 0)
             try fs.sync(file)
             fs.close(file)
@@ -370,8 +431,29 @@ package final class StorageEngine: Sendable {
             try? fs.remove(temporary)
             throw error
         }
-        try fs.rename(temporary, to: path)
+        do throws(StorageError) {
+            try fs.renameNoReplace(temporary, to: path)
+        } catch  where fs.fileExists(path) {
+            // Another process created the store meanwhile: that one is kept. The temporary file is ours unless
+            // that process took the name over (then the move failed with fileNotFound).
+            if error.code == .fileExists { try? fs.remove(temporary) }
+        } catch {
+            if error.code != .fileNotFound { try? fs.remove(temporary) }
+            throw error
+        }
         try fs.syncDirectory(directory(of: path))
+    }
+
+    /// Creates the temporary file `path` without following a symbolic link planted there (it would make
+    /// the store write the link's target). Something already at `path` is stale (left by a crash, or
+    /// planted): it is removed (a link itself, never its target) and the creation tried once more.
+    static func createTemporaryFile(_ fs: any FileSystem, _ path: String) throws(StorageError) -> OpenFile {
+        do throws(StorageError) {
+            return try fs.createExclusive(path)
+        } catch  where error.code == .fileExists {
+            do throws(StorageError) { try fs.remove(path) } catch  where error.code == .fileNotFound {}
+            return try fs.createExclusive(path)
+        }
     }
 
     static func directory(of path: String) -> String {

@@ -20,12 +20,26 @@ package final class FaultInjectingFileSystem: FileSystem {
         case crash
     }
 
+    /// A call as ``onNextCall(where:fail:run:)`` sees it: the operation's name as error messages give it
+    /// ("Opening", "Locking", "Writing", "Renaming", ...) and the path of the file.
+    package struct Call: Sendable {
+        package let operation: String
+        package let path: String
+    }
+
+    private struct Hook {
+        let matches: @Sendable (Call) -> Bool
+        let fault: Fault?
+        let action: (@Sendable () -> Void)?
+    }
+
     private struct Plan {
         var calls = 0
         var fault: Fault?
         var atCall = 0
         var crashed = false
         var injected = 0
+        var hooks: [Hook] = []
     }
 
     private let base: any FileSystem
@@ -41,11 +55,22 @@ package final class FaultInjectingFileSystem: FileSystem {
         }
     }
 
+    /// Before the next call that `matches` accepts, runs `action` on the calling thread (it may block: a
+    /// test runs another engine's work there, exactly between two steps of this one), then fails that
+    /// call with `fault` if given. Fires once; hooks armed together fire in the order they were armed.
+    package func onNextCall(
+        where matches: @escaping @Sendable (Call) -> Bool, fail fault: Fault? = nil,
+        run action: (@Sendable () -> Void)? = nil
+    ) {
+        plan.withLock { $0.hooks.append(Hook(matches: matches, fault: fault, action: action)) }
+    }
+
     /// Disarms any fault and forgets a crash.
     package func reset() {
         plan.withLock {
             $0.fault = nil
             $0.crashed = false
+            $0.hooks = []
         }
     }
 
@@ -56,20 +81,35 @@ package final class FaultInjectingFileSystem: FileSystem {
 
     private enum Decision { case proceed, fail(Fault) }
 
-    private func decide() -> Decision {
-        plan.withLock { plan in
+    private func decide(_ operation: String, _ path: String) -> Decision {
+        let call = Call(operation: operation, path: path)
+        let (decision, action) = plan.withLock { plan -> (Decision, (@Sendable () -> Void)?) in
             plan.calls += 1
-            if plan.crashed { return .fail(.crash) }
-            guard let fault = plan.fault, plan.calls == plan.atCall else { return .proceed }
+            if plan.crashed { return (.fail(.crash), nil) }
+            var action: (@Sendable () -> Void)?
+            var fault: Fault?
+            if let index = plan.hooks.firstIndex(where: { $0.matches(call) }) {
+                let hook = plan.hooks.remove(at: index)
+                action = hook.action
+                fault = hook.fault
+            }
+            if fault == nil, let armed = plan.fault, plan.calls == plan.atCall {
+                plan.fault = nil
+                fault = armed
+            }
+            guard let fault else { return (.proceed, action) }
             plan.injected += 1
-            plan.fault = nil
             if fault == .crash { plan.crashed = true }
-            return .fail(fault)
+            return (.fail(fault), action)
         }
+        action?()
+        return decision
     }
 
     private func check(_ operation: String, _ path: String) throws(StorageError) {
-        if case .fail(let fault) = decide(), fault != .shortWrite { throw Self.error(for: fault, operation, path) }
+        if case .fail(let fault) = decide(operation, path), fault != .shortWrite {
+            throw Self.error(for: fault, operation, path)
+        }
     }
 
     private static func error(for fault: Fault, _ operation: String, _ path: String) -> StorageError {
@@ -86,7 +126,7 @@ package final class FaultInjectingFileSystem: FileSystem {
     }
 
     package func close(_ file: OpenFile) {
-        _ = decide()
+        _ = decide("Closing", file.path)
         base.close(file)
     }
 
@@ -99,7 +139,7 @@ package final class FaultInjectingFileSystem: FileSystem {
 
     package func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int
     {
-        switch decide() {
+        switch decide("Writing", file.path) {
         case .proceed:
             return try base.write(file, bytes, at: offset)
         case .fail(.shortWrite) where bytes.count > 1:
@@ -151,6 +191,33 @@ package final class FaultInjectingFileSystem: FileSystem {
         try check("Syncing the directory", path)
         try base.syncDirectory(path)
     }
+
+    package func createExclusive(_ path: String) throws(StorageError) -> OpenFile {
+        try check("Creating", path)
+        return try base.createExclusive(path)
+    }
+
+    package func renameNoReplace(_ source: String, to destination: String) throws(StorageError) {
+        try check("Renaming", source)
+        try base.renameNoReplace(source, to: destination)
+    }
+
+    package func identity(of file: OpenFile) throws(StorageError) -> FileIdentity {
+        try check("Reading the identity of", file.path)
+        return try base.identity(of: file)
+    }
+
+    package func identity(atPath path: String) throws(StorageError) -> FileIdentity {
+        try check("Reading the identity of", path)
+        return try base.identity(atPath: path)
+    }
+
+    package func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError) {
+        try check("Setting the permissions of", file.path)
+        try base.copyPermissions(from: model, to: file)
+    }
+
+    package func resolvedPath(_ path: String) -> String { base.resolvedPath(path) }
 
     package func fileExists(_ path: String) -> Bool { base.fileExists(path) }
 

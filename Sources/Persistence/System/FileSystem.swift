@@ -40,10 +40,42 @@ package protocol FileSystem: Sendable {
     func remove(_ path: String) throws(StorageError)
     /// Makes the directory's entries (creations, renames, removals) durable: `open(O_DIRECTORY)` + `fsync(2)`.
     func syncDirectory(_ path: String) throws(StorageError)
+    /// Creates a new file at `path` (mode 0600) and opens it read-write; fails with `.fileExists` if anything
+    /// is there already, a symbolic link included (which is not followed). For temporary files, which must
+    /// never write through a link planted at their name. The corresponding C function is `open(2)` with
+    /// `O_CREAT | O_EXCL | O_NOFOLLOW`.
+    func createExclusive(_ path: String) throws(StorageError) -> OpenFile
+    /// Gives `source`'s name to `destination` unless `destination` exists (then throws `.fileExists` and
+    /// changes nothing); `source` is gone afterwards. The corresponding C functions are `link(2)` and
+    /// `unlink(2)` (or `renameat2(2)` with `RENAME_NOREPLACE` where hard links are not supported).
+    func renameNoReplace(_ source: String, to destination: String) throws(StorageError)
+    /// The identity (device and inode) of an open file. The corresponding C function is `fstat(2)`.
+    func identity(of file: OpenFile) throws(StorageError) -> FileIdentity
+    /// The identity (device and inode) of the file at `path`, following symbolic links. The corresponding C
+    /// function is `stat(2)`.
+    func identity(atPath path: String) throws(StorageError) -> FileIdentity
+    /// Gives `file` the permission bits of `model` and, when the process may (it runs as root), its owner
+    /// and group: a compacted copy replacing a store keeps the store's access rights. Best effort for the
+    /// owner. The corresponding C functions are `fstat(2)`, `fchmod(2)` and `fchown(2)`.
+    func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError)
+    /// `path` with symbolic links, `.` and `..` resolved: the file's real path if it exists, else its real
+    /// directory followed by its name (`path` itself when even the directory does not resolve). The
+    /// corresponding C function is `realpath(3)`.
+    func resolvedPath(_ path: String) -> String
     /// Whether a file exists at `path`. The corresponding C function is `stat(2)`.
     func fileExists(_ path: String) -> Bool
     /// The names of the entries of a directory (not full paths). The corresponding C function is `readdir(3)`.
     func contentsOfDirectory(_ path: String) throws(StorageError) -> [String]
+}
+
+/// What identifies a file whatever its name: its device and inode numbers.
+package struct FileIdentity: Hashable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
+    package init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
 }
 
 /// An open file of a ``FileSystem``: an opaque descriptor plus the path it was opened with.

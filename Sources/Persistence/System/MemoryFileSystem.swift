@@ -24,7 +24,7 @@ package final class MemoryFileSystem: FileSystem {
         self.init(tracksDurability: tracksDurability)
         state.withLock { state in
             for (path, bytes) in files {
-                let file = MemoryFile(bytes)
+                let file = MemoryFile(bytes, inode: state.newInode())
                 state.names[path] = file
                 state.durableNames[path] = file
             }
@@ -39,7 +39,7 @@ package final class MemoryFileSystem: FileSystem {
     /// Replaces (or creates) the file at `path` with `bytes`, durably.
     package func setContents(of path: String, to bytes: [UInt8]) {
         state.withLock { state in
-            let file = MemoryFile(bytes)
+            let file = MemoryFile(bytes, inode: state.newInode())
             state.names[path] = file
             state.durableNames[path] = file
         }
@@ -140,7 +140,7 @@ package final class MemoryFileSystem: FileSystem {
             if let existing = state.names[path] {
                 file = existing
             } else if create {
-                file = MemoryFile([])
+                file = MemoryFile([], inode: state.newInode())
                 state.names[path] = file
             } else {
                 throw StorageError(errno: ENOENT_, operation: "Opening", path: path)
@@ -253,6 +253,58 @@ package final class MemoryFileSystem: FileSystem {
         }
     }
 
+    package func createExclusive(_ path: String) throws(StorageError) -> OpenFile {
+        try state.withLock { state throws(StorageError) in
+            guard state.names[path] == nil else {
+                throw StorageError(
+                    .fileExists, "'\(path)' already exists (a file or a symbolic link); it was not opened.")
+            }
+            let file = MemoryFile([], inode: state.newInode())
+            state.names[path] = file
+            state.nextDescriptor += 1
+            state.open[state.nextDescriptor] = file
+            return OpenFile(descriptor: state.nextDescriptor, path: path)
+        }
+    }
+
+    package func renameNoReplace(_ source: String, to destination: String) throws(StorageError) {
+        try state.withLock { state throws(StorageError) in
+            guard state.names[source] != nil else {
+                throw StorageError(errno: ENOENT_, operation: "Renaming", path: source)
+            }
+            guard state.names[destination] == nil else {
+                throw StorageError(.fileExists, "'\(destination)' already exists; it was not replaced.")
+            }
+            state.names[destination] = state.names.removeValue(forKey: source)
+        }
+    }
+
+    package func identity(of openFile: OpenFile) throws(StorageError) -> FileIdentity {
+        try state.withLock { state throws(StorageError) in
+            FileIdentity(device: 1, inode: try state.file(openFile).inode)
+        }
+    }
+
+    package func identity(atPath path: String) throws(StorageError) -> FileIdentity {
+        try state.withLock { state throws(StorageError) in
+            guard let file = state.names[path] else {
+                throw StorageError(errno: ENOENT_, operation: "Reading the identity of", path: path)
+            }
+            return FileIdentity(device: 1, inode: file.inode)
+        }
+    }
+
+    /// Memory files have no permissions: nothing to copy.
+    package func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError) {
+        try state.withLock { state throws(StorageError) in
+            _ = try state.file(model)
+            _ = try state.file(file)
+        }
+    }
+
+    /// Memory files have no links: the path itself.
+    package func resolvedPath(_ path: String) -> String { path }
+
     package func fileExists(_ path: String) -> Bool {
         state.withLock { state in
             let prefix = path.hasSuffix("/") ? path : path + "/"
@@ -278,6 +330,12 @@ extension MemoryFileSystem {
         var names: [String: MemoryFile] = [:]
         var durableNames: [String: MemoryFile] = [:]
         var open: [Int32: MemoryFile] = [:]
+        var lastInode: UInt64 = 0
+
+        mutating func newInode() -> UInt64 {
+            lastInode += 1
+            return lastInode
+        }
 
         func file(_ openFile: OpenFile) throws(StorageError) -> MemoryFile {
             guard let file = open[openFile.descriptor] else {
@@ -316,6 +374,8 @@ private final class MemoryFile: @unchecked Sendable {
     /// The writes and size changes since the last sync, in order (only with `tracksDurability`).
     var unsynced: [Event] = []
     var lockHolder: Int32?
+    /// The file's identity: a rename moves it with the file.
+    let inode: UInt64
 
     enum Event {
         case write(Int, [UInt8])
@@ -326,7 +386,8 @@ private final class MemoryFile: @unchecked Sendable {
         weak var block: MemoryBlock?
     }
 
-    init(_ bytes: [UInt8]) {
+    init(_ bytes: [UInt8], inode: UInt64) {
+        self.inode = inode
         storage = MemoryBlock(capacity: max(bytes.count, 4096))
         size = bytes.count
         durable = bytes

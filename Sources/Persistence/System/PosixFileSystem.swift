@@ -93,6 +93,90 @@ package struct PosixFileSystem: FileSystem {
         }
     }
 
+    package func createExclusive(_ path: String) throws(StorageError) -> OpenFile {
+        let flags = O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL | O_NOFOLLOW
+        let fd = retrying { Glibc_open(path, flags, 0o600) }
+        guard fd >= 0 else {
+            if errno == EEXIST || errno == ELOOP {
+                throw StorageError(
+                    .fileExists, "'\(path)' already exists (a file or a symbolic link); it was not opened.")
+            }
+            throw StorageError(errno: errno, operation: "Creating", path: path)
+        }
+        return OpenFile(descriptor: fd, path: path)
+    }
+
+    package func renameNoReplace(_ source: String, to destination: String) throws(StorageError) {
+        if link(source, destination) == 0 {
+            _ = unlink(source)
+            return
+        }
+        let code = errno
+        if code == EEXIST { throw Self.destinationExists(destination) }
+        guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS else {
+            throw StorageError(errno: code, operation: "Renaming", path: source)
+        }
+        // A file system without hard links: a rename that refuses to replace.
+        #if canImport(Darwin)
+            if renamex_np(source, destination, UInt32(RENAME_EXCL)) == 0 { return }
+            if errno == EEXIST { throw Self.destinationExists(destination) }
+            throw StorageError(errno: errno, operation: "Renaming", path: source)
+        #else
+            // (Glibc does not export renameat2 to Swift.) Checked, then renamed: a file another process
+            // creates in between is replaced, the behaviour of a plain rename.
+            var st = stat()
+            if lstat(destination, &st) == 0 { throw Self.destinationExists(destination) }
+            try rename(source, to: destination)
+        #endif
+    }
+
+    private static func destinationExists(_ path: String) -> StorageError {
+        StorageError(.fileExists, "'\(path)' already exists; it was not replaced.")
+    }
+
+    package func identity(of file: OpenFile) throws(StorageError) -> FileIdentity {
+        var st = stat()
+        guard fstat(file.descriptor, &st) == 0 else {
+            throw StorageError(errno: errno, operation: "Reading the identity of", path: file.path)
+        }
+        return FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    package func identity(atPath path: String) throws(StorageError) -> FileIdentity {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            throw StorageError(errno: errno, operation: "Reading the identity of", path: path)
+        }
+        return FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    package func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError) {
+        var st = stat()
+        guard fstat(model.descriptor, &st) == 0 else {
+            throw StorageError(errno: errno, operation: "Reading the permissions of", path: model.path)
+        }
+        if geteuid() == 0 { _ = fchown(file.descriptor, st.st_uid, st.st_gid) }
+        guard retrying({ fchmod(file.descriptor, st.st_mode & 0o7777) }) == 0 else {
+            throw StorageError(errno: errno, operation: "Setting the permissions of", path: file.path)
+        }
+    }
+
+    package func resolvedPath(_ path: String) -> String {
+        if let resolved = Self.realPath(path) { return resolved }
+        // A file not created yet: its real directory, then its name.
+        guard let slash = path.lastIndex(of: "/") else { return Self.realPath(".").map { $0 + "/" + path } ?? path }
+        let name = path[path.index(after: slash)...]
+        let directory = slash == path.startIndex ? "/" : String(path[..<slash])
+        guard !name.isEmpty, name != ".", name != "..", let real = Self.realPath(directory) else { return path }
+        return (real == "/" ? "" : real) + "/" + name
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     package func fileExists(_ path: String) -> Bool {
         var st = stat()
         return stat(path, &st) == 0
