@@ -21,12 +21,14 @@ import FuzzSupport
 //
 // ACTORSTORE_FUZZ_SEEDGEN=<dir> writes seed inputs (valid small stores) to <dir> and exits instead of fuzzing.
 
-/// One directory per process, in memory when /dev/shm exists.
+/// One directory per process, in memory when /dev/shm exists; removed at a normal exit (a crash leaves it,
+/// with the store that crashed).
 let scratch: String = {
     let base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : NSTemporaryDirectory()
     let dir = base + "/actorstore-fuzz-open-\(getpid())"
     try? FileManager.default.removeItem(atPath: dir)
     try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: scratch) }
     return dir
 }()
 
