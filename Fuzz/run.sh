@@ -114,6 +114,11 @@ if [[ -z "$only" || "$only" == fuzz-predicate ]]; then
     fuzz fuzz-predicate "$here/Corpus/predicate" 5000000 40 -timeout=20 -max_len=1024 -dict="$here/predicate.dict"
 fi
 
+# The scratch directories of fuzz-open processes that crashed (a normal exit removes its own).
+for d in /dev/shm/actorstore-fuzz-open-* "${TMPDIR:-/tmp}"/actorstore-fuzz-open-*; do
+    [[ -d "$d" ]] && ! kill -0 "${d##*-}" 2>/dev/null && rm -rf "$d"
+done
+
 echo
 echo "== summary ($mode, $(($(date +%s) - started)) s in total)"
 for line in "${summary[@]}"; do echo "$line"; done
