@@ -11,7 +11,7 @@ import Testing
 ///
 /// The default run checks at least 210 images over three workloads; `ACTORSTORE_LONG=1` checks at least
 /// 2,100. Replay a run with the seed it prints (`ACTORSTORE_SEED`).
-@Suite("Power loss")
+@Suite("Power loss", .tags(.reliabilityCampaign))
 struct PowerLossTests {
     enum Workload: String, CaseIterable, CustomStringConvertible {
         /// One writer, one small commit at a time.

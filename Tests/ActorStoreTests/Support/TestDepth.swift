@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// How deep the randomized tests go, from the environment (see the README's Tests section). The default run
 /// samples; CI also runs the full versions (`.ci/run`). A test's own count variable (`ACTORSTORE_DIFF_CASES`,
@@ -15,4 +16,9 @@ enum TestDepth {
     }
 
     static func flag(_ name: String) -> Bool { ProcessInfo.processInfo.environment[name] == "1" }
+}
+
+extension Tag {
+    /// Regression tests for what the outside reliability campaign of 2026-11-26 found (`shared/repro`).
+    @Tag static var reliabilityCampaign: Self
 }

@@ -137,3 +137,8 @@ func primaryIndexLocationProblems(_ state: DatabaseState) -> [String] {
     }
     return problems
 }
+
+extension Tag {
+    /// Regression tests for what the outside reliability campaign of 2026-11-26 found (`shared/repro`).
+    @Tag static var reliabilityCampaign: Self
+}

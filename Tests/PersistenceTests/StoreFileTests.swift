@@ -5,8 +5,8 @@ import Testing
 @testable import ActorStorePersistence
 
 /// Regression tests for the findings of the outside test campaign (issue 16).
-@Suite("Issue 16 findings")
-struct Issue16Tests {
+@Suite("Store files: one writer, temporary files, links, crafted files", .tags(.reliabilityCampaign))
+struct StoreFileTests {
     static let path = "/db/test.store"
 
     /// Writes to `engine`, compacts, and checks the outcome: compaction succeeds and everything reads back
