@@ -1,6 +1,7 @@
-import ActorStore
 import Foundation
 import Testing
+
+@testable import ActorStore
 
 // Many tasks writing and reading one file through several `Realm` actors: every acknowledged write
 // survives closing and reopening, every snapshot is consistent, and writes never lose each other's updates.
@@ -113,8 +114,12 @@ private func openRealms(_ count: Int, _ config: Realm.Configuration) async throw
 
 /// Moves a closed realm file elsewhere and returns a configuration for it: opening that is a fresh open from
 /// disk. `Realm.deleteFiles` on the old configuration proves that no realm still holds the file open.
-private func reopenFromDisk(_ config: Realm.Configuration) throws -> Realm.Configuration {
+///
+/// First waits until the realms released on the file are gone and its engine closed: a task that used a
+/// realm can drop its reference a moment after its result was delivered, on another thread.
+private func reopenFromDisk(_ config: Realm.Configuration) async throws -> Realm.Configuration {
     let url = try #require(config.fileURL)
+    await EngineRegistry.waitUntilClosed(Realm.Configuration.fileKey(url, config.fileSystem))
     let moved = temporaryRealmURL("reopened.realm")
     try FileManager.default.moveItem(at: url, to: moved)
     // Throws alreadyOpen if any Realm on the file is still alive.
@@ -218,7 +223,7 @@ private func reopenFromDisk(_ config: Realm.Configuration) throws -> Realm.Confi
         // Close every realm, then reopen the file from disk.
         realms.removeAll()
         _ = consume shared
-        let reopenedConfig = try reopenFromDisk(config)
+        let reopenedConfig = try await reopenFromDisk(config)
         let reopened = try await Realm(configuration: reopenedConfig)
         let keys = await reopened.read { realm in Set(realm.objects(ConcurrencyEntry.self).map(\.key)) }
         #expect(keys == acknowledged)
@@ -307,7 +312,7 @@ private func reopenFromDisk(_ config: Realm.Configuration) throws -> Realm.Confi
         #expect(final.accounts == accounts)
         realms.removeAll()
         _ = consume shared
-        let reopened = try await Realm(configuration: try reopenFromDisk(config))
+        let reopened = try await Realm(configuration: try await reopenFromDisk(config))
         let fromDisk = await reopened.read { realm in ledger(realm) }
         #expect(fromDisk == final)
     }
@@ -467,7 +472,7 @@ private func reopenFromDisk(_ config: Realm.Configuration) throws -> Realm.Confi
         #expect(acknowledged.count == 40)
         realms.removeAll()
         _ = consume shared
-        let reopened = try await Realm(configuration: try reopenFromDisk(config))
+        let reopened = try await Realm(configuration: try await reopenFromDisk(config))
         let keys = await reopened.read { realm in Set(realm.objects(ConcurrencyEntry.self).map(\.key)) }
         #expect(keys == acknowledged)
         let summary = await reopened.read { realm in summarize(realm) }

@@ -29,6 +29,14 @@ enum EngineRegistry {
         var entries: [String: Entry] = [:]
         /// The closing of the engines no realm uses any more, by key, until they are closed.
         var closing: [String: [ClosingEngine]] = [:]
+        /// Tasks waiting in ``waitUntilClosed(_:)``, by key.
+        var closeWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+
+        /// The waiters of `key` to resume if no realm uses its engine and none of its engines is closing.
+        mutating func idleWaiters(_ key: String) -> [CheckedContinuation<Void, Never>] {
+            guard entries[key] == nil, closing[key] == nil else { return [] }
+            return closeWaiters.removeValue(forKey: key) ?? []
+        }
     }
 
     private final class ClosingEngine: Sendable {
@@ -145,25 +153,42 @@ enum EngineRegistry {
 
     /// Ends one use of `key`'s engine; the last one closes it.
     static func release(_ key: String, engine: StorageEngine?) {
-        state.withLock { state in
-            guard var entry = state.entries[key] else { return }
+        let idle = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard var entry = state.entries[key] else { return [] }
             entry.users -= 1
             guard entry.users == 0 else {
                 state.entries[key] = entry
-                return
+                return []
             }
             state.entries[key] = nil
-            guard let engine else { return }
+            guard let engine else { return state.idleWaiters(key) }
             // Registered in the same critical section that removes the entry, so no acquisition sees neither.
             let closing = ClosingEngine(Task { await engine.close() })
             state.closing[key, default: []].append(closing)
             Task {
                 await closing.task.value
-                Self.state.withLock { state in
+                let idle = Self.state.withLock { state in
                     state.closing[key]?.removeAll { $0 === closing }
                     if state.closing[key]?.isEmpty == true { state.closing[key] = nil }
+                    return state.idleWaiters(key)
                 }
+                for waiter in idle { waiter.resume() }
             }
+            return []
+        }
+        for waiter in idle { waiter.resume() }
+    }
+
+    /// Returns once no realm of this process uses `key`'s file and its engine is closed (its lock released):
+    /// at once if none is open. Waits as long as some `Realm` on the file is alive.
+    static func waitUntilClosed(_ key: String) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state -> Bool in
+                if state.entries[key] == nil && state.closing[key] == nil { return true }
+                state.closeWaiters[key, default: []].append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
         }
     }
 
