@@ -799,8 +799,9 @@ struct CompactionTests {
 }
 
 /// Forwards to a base file system, fails `syncDirectory` on demand, and records descriptors closed twice.
-private final class DescriptorTrackingFileSystem: FileSystem {
+private final class DescriptorTrackingFileSystem: ForwardingFileSystem {
     let base: any FileSystem
+    var forwardee: any FileSystem { base }
     let failDirectorySync = Locked(false)
     private let state = Locked<(open: Set<Int32>, doubleCloses: [String])>(([], []))
 
@@ -819,50 +820,23 @@ private final class DescriptorTrackingFileSystem: FileSystem {
         }
         base.close(file)
     }
-    func read(
-        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
-    ) throws(StorageError) -> Int {
-        try base.read(file, into: buffer, at: offset)
-    }
-    func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
-        try base.write(file, bytes, at: offset)
-    }
-    func sync(_ file: OpenFile) throws(StorageError) { try base.sync(file) }
-    func truncate(_ file: OpenFile, to size: UInt64) throws(StorageError) { try base.truncate(file, to: size) }
-    func size(of file: OpenFile) throws(StorageError) -> UInt64 { try base.size(of: file) }
-    func lockExclusive(_ file: OpenFile) throws(StorageError) { try base.lockExclusive(file) }
-    func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion { try base.map(file, length: length) }
-    func rename(_ source: String, to destination: String) throws(StorageError) {
-        try base.rename(source, to: destination)
-    }
-    func remove(_ path: String) throws(StorageError) { try base.remove(path) }
     func syncDirectory(_ path: String) throws(StorageError) {
         if failDirectorySync.withLock({ $0 }) {
             throw StorageError(errno: 5, operation: "Syncing the directory", path: path)
         }
         try base.syncDirectory(path)
     }
-    func fileExists(_ path: String) -> Bool { base.fileExists(path) }
     func createExclusive(_ path: String) throws(StorageError) -> OpenFile {
         let file = try base.createExclusive(path)
         state.withLock { _ = $0.open.insert(file.descriptor) }
         return file
     }
-    func renameNoReplace(_ source: String, to destination: String) throws(StorageError) {
-        try base.renameNoReplace(source, to: destination)
-    }
-    func identity(of file: OpenFile) throws(StorageError) -> FileIdentity { try base.identity(of: file) }
-    func identity(atPath path: String) throws(StorageError) -> FileIdentity { try base.identity(atPath: path) }
-    func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError) {
-        try base.copyPermissions(from: model, to: file)
-    }
-    func resolvedPath(_ path: String) -> String { base.resolvedPath(path) }
-    func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] { try base.contentsOfDirectory(path) }
 }
 
 /// Forwards to a base file system; when asked, holds the next write to a `.compacting` file until resumed.
-private final class CompactionGateFileSystem: FileSystem {
+private final class CompactionGateFileSystem: ForwardingFileSystem {
     let base: any FileSystem
+    var forwardee: any FileSystem { base }
     private let armed = Locked(false)
     private let paused = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)
@@ -894,35 +868,4 @@ private final class CompactionGateFileSystem: FileSystem {
         }
         return try base.write(file, bytes, at: offset)
     }
-    func open(_ path: String, create: Bool, readOnly: Bool) throws(StorageError) -> OpenFile {
-        try base.open(path, create: create, readOnly: readOnly)
-    }
-    func close(_ file: OpenFile) { base.close(file) }
-    func read(
-        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
-    ) throws(StorageError) -> Int {
-        try base.read(file, into: buffer, at: offset)
-    }
-    func sync(_ file: OpenFile) throws(StorageError) { try base.sync(file) }
-    func truncate(_ file: OpenFile, to size: UInt64) throws(StorageError) { try base.truncate(file, to: size) }
-    func size(of file: OpenFile) throws(StorageError) -> UInt64 { try base.size(of: file) }
-    func lockExclusive(_ file: OpenFile) throws(StorageError) { try base.lockExclusive(file) }
-    func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion { try base.map(file, length: length) }
-    func rename(_ source: String, to destination: String) throws(StorageError) {
-        try base.rename(source, to: destination)
-    }
-    func remove(_ path: String) throws(StorageError) { try base.remove(path) }
-    func syncDirectory(_ path: String) throws(StorageError) { try base.syncDirectory(path) }
-    func fileExists(_ path: String) -> Bool { base.fileExists(path) }
-    func createExclusive(_ path: String) throws(StorageError) -> OpenFile { try base.createExclusive(path) }
-    func renameNoReplace(_ source: String, to destination: String) throws(StorageError) {
-        try base.renameNoReplace(source, to: destination)
-    }
-    func identity(of file: OpenFile) throws(StorageError) -> FileIdentity { try base.identity(of: file) }
-    func identity(atPath path: String) throws(StorageError) -> FileIdentity { try base.identity(atPath: path) }
-    func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError) {
-        try base.copyPermissions(from: model, to: file)
-    }
-    func resolvedPath(_ path: String) -> String { base.resolvedPath(path) }
-    func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] { try base.contentsOfDirectory(path) }
 }

@@ -486,8 +486,9 @@ struct FaultInjectionTests {
 }
 
 /// Forwards to a base file system; when armed, holds the next `sync` until released and then fails it with EIO.
-private final class SyncGateFileSystem: FileSystem {
+private final class SyncGateFileSystem: ForwardingFileSystem {
     let base: any FileSystem
+    var forwardee: any FileSystem { base }
     private let armed = Locked(false)
     private let held = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)
@@ -518,37 +519,4 @@ private final class SyncGateFileSystem: FileSystem {
         }
         try base.sync(file)
     }
-    func open(_ path: String, create: Bool, readOnly: Bool) throws(StorageError) -> OpenFile {
-        try base.open(path, create: create, readOnly: readOnly)
-    }
-    func close(_ file: OpenFile) { base.close(file) }
-    func read(
-        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
-    ) throws(StorageError) -> Int {
-        try base.read(file, into: buffer, at: offset)
-    }
-    func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
-        try base.write(file, bytes, at: offset)
-    }
-    func truncate(_ file: OpenFile, to size: UInt64) throws(StorageError) { try base.truncate(file, to: size) }
-    func size(of file: OpenFile) throws(StorageError) -> UInt64 { try base.size(of: file) }
-    func lockExclusive(_ file: OpenFile) throws(StorageError) { try base.lockExclusive(file) }
-    func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion { try base.map(file, length: length) }
-    func rename(_ source: String, to destination: String) throws(StorageError) {
-        try base.rename(source, to: destination)
-    }
-    func remove(_ path: String) throws(StorageError) { try base.remove(path) }
-    func syncDirectory(_ path: String) throws(StorageError) { try base.syncDirectory(path) }
-    func fileExists(_ path: String) -> Bool { base.fileExists(path) }
-    func createExclusive(_ path: String) throws(StorageError) -> OpenFile { try base.createExclusive(path) }
-    func renameNoReplace(_ source: String, to destination: String) throws(StorageError) {
-        try base.renameNoReplace(source, to: destination)
-    }
-    func identity(of file: OpenFile) throws(StorageError) -> FileIdentity { try base.identity(of: file) }
-    func identity(atPath path: String) throws(StorageError) -> FileIdentity { try base.identity(atPath: path) }
-    func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError) {
-        try base.copyPermissions(from: model, to: file)
-    }
-    func resolvedPath(_ path: String) -> String { base.resolvedPath(path) }
-    func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] { try base.contentsOfDirectory(path) }
 }

@@ -267,7 +267,7 @@ final class TransactionLog: Sendable {
 /// A ``FileSystem`` over a durability-tracking ``MemoryFileSystem`` that, after a random share of the write,
 /// truncate and sync calls, takes a page-granular power-loss image together with the versions acknowledged
 /// by then (read first: every acknowledged version was synced before it was acknowledged).
-final class ImageRecorder: FileSystem {
+final class ImageRecorder: ForwardingFileSystem {
     struct Image: Sendable {
         var acknowledged: Set<Version>
         var fileSystem: MemoryFileSystem
@@ -278,6 +278,7 @@ final class ImageRecorder: FileSystem {
         var images: [Image] = []
     }
     let base: MemoryFileSystem
+    var forwardee: any FileSystem { base }
     private let probability: Double
     private let state: Locked<State>
 
@@ -299,15 +300,6 @@ final class ImageRecorder: FileSystem {
         }
     }
 
-    func open(_ path: String, create: Bool, readOnly: Bool) throws(StorageError) -> OpenFile {
-        try base.open(path, create: create, readOnly: readOnly)
-    }
-    func close(_ file: OpenFile) { base.close(file) }
-    func read(
-        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
-    ) throws(StorageError)
-        -> Int
-    { try base.read(file, into: buffer, at: offset) }
     func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
         maybeTakeImage()
         defer { maybeTakeImage() }
@@ -320,27 +312,5 @@ final class ImageRecorder: FileSystem {
     func truncate(_ file: OpenFile, to size: UInt64) throws(StorageError) {
         defer { maybeTakeImage() }
         try base.truncate(file, to: size)
-    }
-    func size(of file: OpenFile) throws(StorageError) -> UInt64 { try base.size(of: file) }
-    func lockExclusive(_ file: OpenFile) throws(StorageError) { try base.lockExclusive(file) }
-    func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion { try base.map(file, length: length) }
-    func rename(_ source: String, to destination: String) throws(StorageError) {
-        try base.rename(source, to: destination)
-    }
-    func remove(_ path: String) throws(StorageError) { try base.remove(path) }
-    func syncDirectory(_ path: String) throws(StorageError) { try base.syncDirectory(path) }
-    func createExclusive(_ path: String) throws(StorageError) -> OpenFile { try base.createExclusive(path) }
-    func renameNoReplace(_ source: String, to destination: String) throws(StorageError) {
-        try base.renameNoReplace(source, to: destination)
-    }
-    func identity(of file: OpenFile) throws(StorageError) -> FileIdentity { try base.identity(of: file) }
-    func identity(atPath path: String) throws(StorageError) -> FileIdentity { try base.identity(atPath: path) }
-    func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError) {
-        try base.copyPermissions(from: model, to: file)
-    }
-    func resolvedPath(_ path: String) -> String { base.resolvedPath(path) }
-    func fileExists(_ path: String) -> Bool { base.fileExists(path) }
-    func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] {
-        try base.contentsOfDirectory(path)
     }
 }

@@ -142,3 +142,50 @@ extension Tag {
     /// Regression tests for what the outside reliability campaign of 2026-11-26 found (`shared/repro`).
     @Tag static var reliabilityCampaign: Self
 }
+
+/// A ``FileSystem`` that passes every call to `forwardee`: a test's wrapper implements only the calls it
+/// watches or changes, and the defaults here forward the rest.
+protocol ForwardingFileSystem: FileSystem {
+    var forwardee: any FileSystem { get }
+}
+
+extension ForwardingFileSystem {
+    func open(_ path: String, create: Bool, readOnly: Bool) throws(StorageError) -> OpenFile {
+        try forwardee.open(path, create: create, readOnly: readOnly)
+    }
+    func close(_ file: OpenFile) { forwardee.close(file) }
+    func read(
+        _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
+    ) throws(StorageError) -> Int {
+        try forwardee.read(file, into: buffer, at: offset)
+    }
+    func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
+        try forwardee.write(file, bytes, at: offset)
+    }
+    func sync(_ file: OpenFile) throws(StorageError) { try forwardee.sync(file) }
+    func truncate(_ file: OpenFile, to size: UInt64) throws(StorageError) { try forwardee.truncate(file, to: size) }
+    func size(of file: OpenFile) throws(StorageError) -> UInt64 { try forwardee.size(of: file) }
+    func lockExclusive(_ file: OpenFile) throws(StorageError) { try forwardee.lockExclusive(file) }
+    func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion {
+        try forwardee.map(file, length: length)
+    }
+    func rename(_ source: String, to destination: String) throws(StorageError) {
+        try forwardee.rename(source, to: destination)
+    }
+    func remove(_ path: String) throws(StorageError) { try forwardee.remove(path) }
+    func syncDirectory(_ path: String) throws(StorageError) { try forwardee.syncDirectory(path) }
+    func createExclusive(_ path: String) throws(StorageError) -> OpenFile { try forwardee.createExclusive(path) }
+    func renameNoReplace(_ source: String, to destination: String) throws(StorageError) {
+        try forwardee.renameNoReplace(source, to: destination)
+    }
+    func identity(of file: OpenFile) throws(StorageError) -> FileIdentity { try forwardee.identity(of: file) }
+    func identity(atPath path: String) throws(StorageError) -> FileIdentity { try forwardee.identity(atPath: path) }
+    func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError) {
+        try forwardee.copyPermissions(from: model, to: file)
+    }
+    func resolvedPath(_ path: String) -> String { forwardee.resolvedPath(path) }
+    func fileExists(_ path: String) -> Bool { forwardee.fileExists(path) }
+    func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] {
+        try forwardee.contentsOfDirectory(path)
+    }
+}
