@@ -19,7 +19,11 @@ import Foundation
 /// No commit is acknowledged or visible before the sync that covers it returns.
 extension StorageEngine {
     /// Starts a write transaction, waiting (suspended, FIFO) for the previous writer to finish.
-    /// - Throws: `.readOnly`, `.closed`, `.poisoned`.
+    ///
+    /// The transaction owns the write lock from here on and releases it in one place
+    /// (``WriteTransaction/releaseWriteLock()``): after its record is appended, at rollback, or when it is
+    /// released unfinished.
+    /// - Throws: `.readOnly`, `.closed`, `.poisoned`, `.limitExceeded` (the store is at the last version).
     package nonisolated(nonsending) func beginWrite() async throws(StorageError) -> WriteTransaction {
         if configuration.readOnly {
             throw StorageError(.readOnly, "The store at '\(path)' was opened read-only; open it writable to change it.")
@@ -31,18 +35,21 @@ extension StorageEngine {
                 core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned
             return (core.tip, core.appendedEnd, core.region, problem)
         }
-        if let problem {
-            writeLock.unlock()
+        let transaction = WriteTransaction(engine: self, base: state, recordStart: end, region: region)
+        if let problem = problem ?? Self.versionLimit(state.version, path) {
+            transaction.rollback()
             throw problem
         }
-        guard state.version < .max else {
-            writeLock.unlock()
-            throw StorageError(
-                .limitExceeded,
-                "The store at '\(path)' is at \(state.version), the last version a store can reach; it accepts no "
-                    + "more writes. Copy its contents into a new store.")
-        }
-        return WriteTransaction(engine: self, base: state, recordStart: end, region: region)
+        return transaction
+    }
+
+    /// The error for a store at the last version it can reach, or nil.
+    private static func versionLimit(_ version: Version, _ path: String) -> StorageError? {
+        guard version == .max else { return nil }
+        return StorageError(
+            .limitExceeded,
+            "The store at '\(path)' is at \(version), the last version a store can reach; it accepts no "
+                + "more writes. Copy its contents into a new store.")
     }
 
     /// Runs `body` in a write transaction and commits it; rolls back (and rethrows) if `body` throws.
@@ -58,85 +65,82 @@ extension StorageEngine {
         return (value, try await txn.commit())
     }
 
-    nonisolated(nonsending) func commit(_ txn: WriteTransaction) async throws(StorageError) -> CommitResult {
+    /// What is left of a commit once its record is appended (or the append failed), for after the write
+    /// lock is released: see ``WriteTransaction/commit()``.
+    enum AppendOutcome {
+        /// Nothing was written: the transaction changed nothing, or the append failed.
+        case done(Result<CommitResult, StorageError>)
+        /// A commit of durability `.none`, already the newest version: its observers are still to be told.
+        case published(CommitResult, ChangeHub.Commit, MappedRegion)
+        /// A durable commit, waiting for the sync that covers it (which `wakeSyncThread` starts).
+        case awaitingSync(CommitWaiter, wakeSyncThread: Bool, poll: Bool)
+    }
+
+    /// The first half of a commit, under the write lock (which it neither takes nor releases): appends the
+    /// transaction's sealed record, then makes the new version the tip (and, without durability, the
+    /// published version) or queues it for the sync thread.
+    nonisolated(nonsending) func append(_ txn: WriteTransaction) async -> AppendOutcome {
         guard txn.hasOperations else {
-            writeLock.unlock()
-            return CommitResult(version: txn.baseVersion, changes: txn.changes)
+            return .done(.success(CommitResult(version: txn.baseVersion, changes: txn.changes)))
         }
-        let buffer = txn.buffer
         // A sync may have failed since this transaction began: its base may then be lost on disk, so
         // nothing may be appended (let alone acknowledged) behind it.
         let (file, poisoned, reserved, synced) = core.withLock { ($0.file, $0.poisoned, $0.reservedEnd, $0.syncedEnd) }
-        if let poisoned {
-            writeLock.unlock()
-            throw poisoned
-        }
+        if let poisoned { return .done(.failure(poisoned)) }
         // The watermark: what a completed sync covers now. The sync thread only raises it, so it never
         // claims a byte that was not durable when this record was written.
-        buffer.store(synced, at: Record.headerSize)
-        let payloadLength = buffer.count - Record.headerSize
-        let payload = buffer.bytes(at: Record.headerSize, count: payloadLength)
-        let payloadCRC = CRC32C.checksum(payload)
-        buffer.append(Record.footer(length: UInt64(payloadLength), payloadCRC: payloadCRC))
-        let header = Record.header(
-            kind: .commit, flags: .watermark, length: UInt64(payloadLength), payloadCRC: payloadCRC)
-        for (i, byte) in header.enumerated() { buffer.store(byte, at: i) }
-
-        let start = txn.recordStart
-        let end = start + UInt64(buffer.count)
+        let record = txn.seal(watermark: synced)
         do throws(StorageError) {
-            try await appendRecord(buffer, to: file, at: start)
+            try await appendRecord(record.bytes, to: file, at: record.start)
+            try remapIfNeeded(for: record.end)
         } catch {
-            rollBackAppend(file: file, to: start, after: error)
-            writeLock.unlock()
-            throw error
+            rollBackAppend(file: file, to: record.start, after: error)
+            return .done(.failure(error))
         }
-        do throws(StorageError) {
-            try remapIfNeeded(for: end)
-        } catch {
-            rollBackAppend(file: file, to: start, after: error)
-            writeLock.unlock()
-            throw error
-        }
-        if configuration.durability == .full && end > reserved { reserveSpace(in: file, after: end) }
-        let result = CommitResult(version: txn.state.version, changes: txn.changes)
-        var state = txn.state
-        state.endOffset = end
+        if configuration.durability == .full && record.end > reserved { reserveSpace(in: file, after: record.end) }
+        let result = CommitResult(version: record.state.version, changes: txn.changes)
         let silenced = txn.silencedSubscriptions
-        let before = silenced.isEmpty ? nil : txn.baseState
+        let commit = ChangeHub.Commit(
+            state: record.state, changes: result.changes, silenced: silenced,
+            before: silenced.isEmpty ? nil : txn.baseState)
         if configuration.durability == .none {
             let region = core.withLock { core in
-                core.tip = state
-                core.appendedEnd = end
-                core.durableEnd = end
-                core.published = state
+                core.tip = record.state
+                core.appendedEnd = record.end
+                core.durableEnd = record.end
+                core.published = record.state
                 return core.region
             }
-            writeLock.unlock()
-            hub.publish(
-                [.init(state: state, changes: result.changes, silenced: silenced, before: before)], region: region)
-            considerAutoCompaction()
-            return result
+            return .published(result, commit, region)
         }
         let waiter = CommitWaiter(resumptions: resumptions)
-        let (startSync, alone, poisonedNow) = core.withLock { core -> (Bool, Bool, StorageError?) in
-            if let poisoned = core.poisoned { return (false, false, poisoned) }
-            core.tip = state
-            core.appendedEnd = end
-            core.waiting.append(
-                PendingCommit(
-                    end: end, state: state, result: result, waiter: waiter, silenced: silenced, before: before))
-            let alone = core.waiting.count == 1
-            if core.syncInFlight { return (false, alone, nil) }
+        return core.withLock { core -> AppendOutcome in
+            if let poisoned = core.poisoned { return .done(.failure(poisoned)) }
+            core.tip = record.state
+            core.appendedEnd = record.end
+            core.waiting.append(PendingCommit(end: record.end, result: result, commit: commit, waiter: waiter))
+            // Poll for the sync only when no other writer needs the CPU (see CommitWaiter).
+            let poll = core.waiting.count == 1 && writeLock.waiterCount == 0
+            let wake = !core.syncInFlight
             core.syncInFlight = true
-            return (true, alone, nil)
+            return .awaitingSync(waiter, wakeSyncThread: wake, poll: poll)
         }
-        // Poll for the sync only when no other writer needs the CPU (see CommitWaiter).
-        let poll = alone && writeLock.waiterCount == 0
-        writeLock.unlock()
-        if let poisonedNow { throw poisonedNow }
-        if startSync { syncThread.wake() }
-        return try await waiter.wait(polling: poll)
+    }
+
+    /// The second half of a commit, after the write lock was released: tells the observers of a commit
+    /// without durability, or waits until the sync covers a durable one.
+    nonisolated(nonsending) func complete(_ outcome: AppendOutcome) async throws(StorageError) -> CommitResult {
+        switch outcome {
+        case .done(let result):
+            return try result.get()
+        case .published(let result, let commit, let region):
+            hub.publish([commit], region: region)
+            considerAutoCompaction()
+            return result
+        case .awaitingSync(let waiter, let wake, let poll):
+            if wake { syncThread.wake() }
+            return try await waiter.wait(polling: poll)
+        }
     }
 
     /// Writes the record: inline when small (a page-cache copy), on a Dispatch thread when large.
@@ -230,7 +234,7 @@ extension StorageEngine {
             // A writer appending right now would miss this sync and wait a whole round for the next:
             // give it a moment (bounded) to join this one.
             let clock = ContinuousClock()
-            let deadline = clock.now.advanced(by: .microseconds(50))
+            let deadline = clock.now.advanced(by: GroupCommit.joinWindow)
             while writeLock.isLocked && clock.now < deadline { sched_yield() }
             let (file, target) = core.withLock { ($0.file, $0.appendedEnd) }
             var failure: StorageError?
@@ -250,7 +254,7 @@ extension StorageEngine {
                 core.syncedEnd = max(core.syncedEnd, target)
                 let covered = core.waiting.prefix { $0.end <= target }
                 core.waiting.removeFirst(covered.count)
-                if let newest = covered.last { core.published = newest.state }
+                if let newest = covered.last { core.published = newest.commit.state }
                 if core.waiting.isEmpty {
                     core.syncInFlight = false
                     let idle = core.idleWaiters
@@ -259,12 +263,7 @@ extension StorageEngine {
                 }
                 return (Array(covered), [], nil, true, core.region)
             }
-            let published: [ChangeHub.Commit] =
-                error != nil
-                ? []
-                : ready.map {
-                    .init(state: $0.state, changes: $0.result.changes, silenced: $0.silenced, before: $0.before)
-                }
+            let published: [ChangeHub.Commit] = error != nil ? [] : ready.map(\.commit)
             let observers = hub.record(published, region: region)
             for commit in ready {
                 commit.waiter.complete(error.map { .failure($0) } ?? .success(commit.result))
@@ -291,10 +290,9 @@ extension StorageEngine {
 
 /// Where a committing task waits for its sync.
 ///
-/// A lone committer (no other commit waiting, no writer queued) first polls for a short while, yielding
-/// between polls (other tasks run; no thread blocks): a sync takes ~150 µs, and a task that parks pays
-/// tens of microseconds more to be woken. Past ``spin``, or when other writers need the CPU, it parks on
-/// a continuation like any other await.
+/// A lone committer (no other commit waiting, no writer queued) first polls for a short while
+/// (``GroupCommit/committerPoll``), yielding between polls (other tasks run; no thread blocks). Past it, or
+/// when other writers need the CPU, it parks on a continuation like any other await.
 final class CommitWaiter: Sendable {
     private struct State {
         var result: Result<CommitResult, StorageError>?
@@ -303,10 +301,6 @@ final class CommitWaiter: Sendable {
     private let state = Locked(State())
     /// Counts the committer from the moment `complete` resumes it until it runs (see ``PendingResumptions``).
     private let resumptions: PendingResumptions
-    /// Polling pays only with a spare core: on one or two cores the poller takes the CPU from the very
-    /// writers (and the sync thread) it waits for — measured on 2 cores, serial durable writes ran at 0.3×
-    /// the raw fdatasync rate with a 300 µs poll and 0.7× without.
-    static let spin: Duration = ProcessInfo.processInfo.activeProcessorCount >= 4 ? .microseconds(300) : .zero
 
     init(resumptions: PendingResumptions) {
         self.resumptions = resumptions
@@ -325,7 +319,7 @@ final class CommitWaiter: Sendable {
 
     nonisolated(nonsending) func wait(polling: Bool) async throws(StorageError) -> CommitResult {
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: Self.spin)
+        let deadline = clock.now.advanced(by: GroupCommit.committerPoll)
         while polling && clock.now < deadline {
             if let result = state.withLock({ $0.result }) { return try result.get() }
             await Task.yield()

@@ -158,14 +158,14 @@ package final class StorageEngine: Sendable {
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
+    /// A durable commit whose record is appended, waiting for the sync that covers it.
     struct PendingCommit {
+        /// The end of its record: a sync that covers this offset makes it durable.
         let end: UInt64
-        let state: DatabaseState
         let result: CommitResult
+        /// What it publishes (the new version) and tells the observers.
+        let commit: ChangeHub.Commit
         let waiter: CommitWaiter
-        /// Subscriptions the commit must not notify, and the version it started from (for them).
-        let silenced: Set<UInt64>
-        let before: DatabaseState?
     }
 
     private init(

@@ -5,9 +5,9 @@ import Foundation
 ///
 /// Waking a parked thread costs tens of microseconds — a large share of a ~150 µs fdatasync. So after a
 /// round that synced a lone commit (a serial writer, who will be back in a moment) the thread keeps
-/// polling for new work for ``spin`` before it parks. After a round that covered a group, it parks at
-/// once: the wake-up is shared by the group, and the CPU is better spent by the writers. Parked, it
-/// costs nothing.
+/// polling for new work for ``GroupCommit/syncThreadPoll`` before it parks. After a round that covered a
+/// group, it parks at once: the wake-up is shared by the group, and the CPU is better spent by the
+/// writers. Parked, it costs nothing.
 final class SyncThread: Sendable {
     private struct State {
         var requested = false
@@ -16,9 +16,6 @@ final class SyncThread: Sendable {
     }
     private let state = Locked(State())
     private let semaphore = DispatchSemaphore(value: 0)
-    /// How long the thread stays awake, polling, after a round: only with a spare core (see
-    /// `CommitWaiter.spin`).
-    static let spin: Duration = ProcessInfo.processInfo.activeProcessorCount >= 4 ? .microseconds(100) : .zero
 
     /// Starts the thread. `round` runs the work and returns whether it was a lone commit (then the thread
     /// polls for the next one before parking); it is called after each `wake()`.
@@ -36,7 +33,7 @@ final class SyncThread: Sendable {
             var poll = false
             while true {
                 var awake = false
-                let deadline = clock.now.advanced(by: Self.spin)
+                let deadline = clock.now.advanced(by: GroupCommit.syncThreadPoll)
                 while poll && clock.now < deadline {
                     let (requested, stopped) = state.withLock { s in
                         defer { s.requested = false }

@@ -1,7 +1,8 @@
 /// One write transaction: the only way to change a store. Obtained from ``StorageEngine/beginWrite()``.
 ///
-/// The transaction holds the engine's writer lock from `beginWrite` until ``commit()`` or ``rollback()``
-/// (or until it is released, which rolls back). It starts from the newest appended version, reads its
+/// The transaction holds the engine's writer lock from `beginWrite` until its record is appended
+/// (``commit()``), ``rollback()``, or until it is released, which rolls back; ``releaseWriteLock()`` is the
+/// one place that lets it go. It starts from the newest appended version, reads its
 /// own writes, and builds its commit record in memory as it goes: each operation is encoded once,
 /// straight into the record, and the indexes point at the encoded rows.
 ///
@@ -21,6 +22,8 @@ package final class WriteTransaction: ReadableStore {
     let buffer: RecordBuffer
     package private(set) var changes = ChangeSet()
     private(set) var isFinished = false
+    /// Whether the transaction still holds the engine's write lock (see ``releaseWriteLock()``).
+    private var holdsWriteLock = true
     /// Set when an operation failed half-way; the transaction can then only roll back.
     private var failure: StorageError?
     /// What inserts into the last table inserted into need, read once instead of per row (reading a
@@ -64,7 +67,16 @@ package final class WriteTransaction: ReadableStore {
     }
 
     deinit {
-        if !isFinished { engine.writeLock.unlock() }
+        releaseWriteLock()
+    }
+
+    /// Lets the engine's write lock go, once: the only place a write transaction releases it. Called when the
+    /// record is appended (before its sync: the next writer appends behind it, and one sync covers both),
+    /// at rollback, and when a transaction is released unfinished.
+    private func releaseWriteLock() {
+        guard holdsWriteLock else { return }
+        holdsWriteLock = false
+        engine.writeLock.unlock()
     }
 
     package func withRowBytes<R>(
@@ -273,14 +285,39 @@ package final class WriteTransaction: ReadableStore {
     package nonisolated(nonsending) func commit() async throws(StorageError) -> CommitResult {
         try checkUsable()
         isFinished = true
-        return try await engine.commit(self)
+        let outcome = await engine.append(self)
+        releaseWriteLock()
+        return try await engine.complete(outcome)
     }
 
     /// Discards everything the transaction did and releases the writer lock.
     package func rollback() {
-        guard !isFinished else { return }
         isFinished = true
-        engine.writeLock.unlock()
+        releaseWriteLock()
+    }
+
+    /// A commit record ready to append: where it goes, its bytes and the version it creates.
+    struct SealedRecord {
+        let start: UInt64
+        let end: UInt64
+        let bytes: RecordBuffer
+        /// The new version, its end offset set.
+        let state: DatabaseState
+    }
+
+    /// Completes the record in ``buffer``: the durability watermark, then the header and footer around the
+    /// payload (see ``Record``). Called once, by the engine, right before it appends the record.
+    func seal(watermark: UInt64) -> SealedRecord {
+        buffer.store(watermark, at: Record.headerSize)
+        let payloadLength = buffer.count - Record.headerSize
+        let payloadCRC = CRC32C.checksum(buffer.bytes(at: Record.headerSize, count: payloadLength))
+        buffer.append(Record.footer(length: UInt64(payloadLength), payloadCRC: payloadCRC))
+        let header = Record.header(
+            kind: .commit, flags: .watermark, length: UInt64(payloadLength), payloadCRC: payloadCRC)
+        for (i, byte) in header.enumerated() { buffer.store(byte, at: i) }
+        var sealed = state
+        sealed.endOffset = recordStart + UInt64(buffer.count)
+        return SealedRecord(start: recordStart, end: sealed.endOffset, bytes: buffer, state: sealed)
     }
 
     // MARK: Helpers
