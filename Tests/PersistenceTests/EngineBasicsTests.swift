@@ -238,8 +238,14 @@ struct FormatEvolutionTests {
         _ = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
         await engine.close()
         var file = try #require(fs.contents(of: "/db/test.store"))
-        // Set the first record's flags byte and fix its header CRC, as a newer writer would.
-        let record = FileHeader.size
+        // Set the last record's flags byte (the checkpoint close wrote: the one open reads first) and fix its
+        // header CRC, as a newer writer would.
+        let footer = file.count - Record.footerSize
+        let length = file[footer..<(footer + 8)].withUnsafeBytes {
+            Int(UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)))
+        }
+        let record = footer - length - Record.headerSize
+        #expect(file[record + 4] == Record.Kind.checkpoint.rawValue)
         file[record + 5] = 1
         let crc = CRC32C.checksum(Array(file[record..<(record + 20)]))
         file.replaceSubrange((record + 20)..<(record + 24), with: withUnsafeBytes(of: crc.littleEndian, Array.init))
@@ -295,7 +301,11 @@ extension EngineBasicsTests {
                 #expect(open.count == end)
             }
             await engine.close()
-            #expect(fs.contents(of: "/db/test.store")?.count == end, "close cuts the reservation off")
+            // Close wrote a checkpoint after the last commit, and then no zeros.
+            #expect(engine.statistics.totalBytes > UInt64(end))
+            #expect(
+                fs.contents(of: "/db/test.store")?.count == Int(engine.statistics.totalBytes),
+                "close cuts the reservation off")
             let reopened = try await memoryEngine(fs)
             #expect(reopened.recoveryReport.truncatedBytes == 0)
             #expect(try reopened.snapshot().count(table) == 20)

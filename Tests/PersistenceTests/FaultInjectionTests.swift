@@ -243,6 +243,94 @@ struct FaultInjectionTests {
         return true
     }
 
+    // MARK: Checkpoint
+
+    @Test("a fault at any call of a checkpoint", arguments: Kind.all)
+    func checkpointFaults(_ kind: Kind) async throws {
+        var injections = 0
+        for large in [false, true] {
+            for k in 1...Self.callLimit {
+                let label = "\(large ? "large" : "small") checkpoint, \(kind.name) at call \(k)"
+                guard try await checkpointRun(kind.fault, atCall: k, large: large, label) else { break }
+                injections += 1
+                #expect(k < Self.callLimit, "\(label): the checkpoint never stops reaching the fault")
+            }
+        }
+        print("[faults] \(injections) injections (checkpoint, \(kind.name))")
+        #expect(injections > 0)
+    }
+
+    @Test("a crash at any call of a checkpoint")
+    func checkpointCrashes() async throws {
+        var injections = 0
+        for large in [false, true] {
+            for k in 1...Self.callLimit {
+                let label = "\(large ? "large" : "small") checkpoint, crash at call \(k)"
+                guard try await checkpointRun(.crash, atCall: k, large: large, label) else { break }
+                injections += 1
+            }
+        }
+        print("[faults] \(injections) injections (checkpoint, crash)")
+        #expect(injections > 0)
+    }
+
+    /// One checkpoint (of a store with commits after an earlier checkpoint) with `fault` armed at its `k`th
+    /// call; returns whether the fault fired. A checkpoint changes no data: whatever fails, every commit is
+    /// there afterwards, in the engine, after a power loss, a process crash and a reopen.
+    func checkpointRun(_ fault: Fault, atCall k: Int, large: Bool, _ label: String) async throws -> Bool {
+        let base = MemoryFileSystem(tracksDurability: true)
+        let faulty = FaultInjectingFileSystem(base: base)
+        let engine = try await memoryEngine(faulty, path: Self.path)
+        let world = try await Self.seed(engine)
+        try await engine.checkpoint()
+        _ = try await engine.write { txn in try Self.change(txn, world, large: large) }
+        let committed = try Dump(engine.snapshot())
+
+        faulty.inject(fault, atCall: k)
+        var failure: StorageError?
+        do { try await engine.checkpoint() } catch { failure = error }
+        guard faulty.didInject else {
+            faulty.reset()
+            #expect(failure == nil, "\(label): failed without a fault: \(String(describing: failure))")
+            await engine.close()
+            return false
+        }
+        if let failure {
+            #expect([.ioFailure, .diskFull, .poisoned].contains(failure.code), "\(label): \(failure)")
+        }
+        #expect(try Dump(engine.snapshot()) == committed, "\(label)")
+        await Self.expectStore(base.powerLossImage(), isOneOf: [committed], "\(label), power loss")
+        await Self.expectStore(base.processCrashImage(), isOneOf: [committed], "\(label), process crash")
+        if fault == .crash {
+            await engine.close()
+            return true
+        }
+        faulty.reset()
+        if await Self.isPoisoned(engine) {
+            await Self.expectPoisoned(engine, label)
+            await engine.close()
+            await Self.expectStore(base, isOneOf: [committed], "\(label), reopened after poisoning")
+            return true
+        }
+        // The engine goes on: a commit, a checkpoint, a reopen from it.
+        let expected: Dump
+        do {
+            _ = try await engine.write { txn in try txn.insert(world.kv, [.int(10_000), .string("next")]) }
+            expected = try Dump(engine.snapshot())
+            try await engine.checkpoint()
+            #expect(try Dump(engine.snapshot()) == expected, "\(label): the checkpoint changed what a reader sees")
+        } catch {
+            Issue.record("\(label): the store did not go on after the failed checkpoint: \(error)")
+            return true
+        }
+        await engine.close()
+        let reopened = try await memoryEngine(base, path: Self.path)
+        #expect(reopened.recoveryReport.checkpointVersion == reopened.latestVersion, "\(label)")
+        #expect(try Dump(reopened.snapshot()) == expected, "\(label), reopened from the checkpoint")
+        await reopened.close()
+        return true
+    }
+
     // MARK: Open
 
     enum OpenCase: String, CaseIterable {

@@ -163,7 +163,9 @@ struct PowerLossTests {
     func vouching() async throws {
         for durability in [StorageEngine.Durability.full, .none] {
             let fs = MemoryFileSystem(tracksDurability: true)
-            let engine = try await memoryEngine(fs, durability: durability)
+            // Without a checkpoint at close: open reads the whole log (a checkpoint's open trusts what lies
+            // before it, see CheckpointTests).
+            let engine = try await memoryEngine(fs, durability: durability, checkpoints: false)
             let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
             var starts: [UInt64] = []
             for k in 1...5 {

@@ -134,6 +134,8 @@ extension StorageEngine {
         }
         var newHeader = header
         newHeader.generation += 1
+        // A format-1 file is upgraded here: the copy holds commit records only, so any format reads it.
+        newHeader.formatVersion = FileHeader.currentFormatVersion
         let finalHeader = newHeader
         // Phases 1 and 2, off the cooperative pool and without the write lock.
         let built: CompactedFile = try await offload { () throws(StorageError) in
@@ -202,12 +204,23 @@ extension StorageEngine {
             core.durableEnd = newState.endOffset
             core.syncedEnd = newState.endOffset
             core.reservedEnd = newState.endOffset
+            // The nodes of the old file's checkpoints stay readable through the old store (its mapping) by
+            // the trees that still use them; the next checkpoint writes them into the new file.
+            core.nodeStore = NodeStore(region: copy.region, end: newState.endOffset, path: path)
+            core.checkpoint = nil
             if let directoryError { core.poisoned = Self.poison(path, directoryError) }
             return oldLock
         }
         fs.close(oldFile)
         if let oldLock { fs.close(oldLock) }
         if let directoryError { throw Self.poison(path, directoryError) }
+        // The new file starts with a checkpoint, so that the next open reads none of it. Failing here leaves a
+        // good compacted file without one (open replays it; the next checkpoint comes later).
+        do throws(StorageError) {
+            try await checkpointHoldingWriteLock(syncing: false)
+        } catch {
+            core.withLock { $0.lastCheckpointError = error }
+        }
     }
 }
 
@@ -392,7 +405,8 @@ struct CompactedFile {
             throw StorageError(
                 .corrupted, "Compaction found an incomplete record in the live file at \(outcome.validEnd).")
         }
-        for entry in records {
+        // Checkpoints are not copied: their nodes point into the old file.
+        for entry in records where entry.kind == Record.Kind.commit.rawValue {
             let raw = UnsafeRawBufferPointer(rebasing: bytes[entry.offset..<entry.end])
             let newOffset = end
             try fs.writeAll(file, raw, at: newOffset)

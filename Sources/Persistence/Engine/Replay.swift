@@ -3,6 +3,33 @@ import Foundation
 /// Applies the operations of committed records to a state: how open rebuilds the database from the log,
 /// and how compaction brings its copy up to date with commits that arrived while it ran.
 package enum Replay {
+    /// What replayed commits changed, for open's check of links after a checkpoint
+    /// (``DatabaseState/hasDanglingLinks(after:)``).
+    struct Touched {
+        var upserted: [(TableID, ObjectKey)] = []
+        var deleted: [(TableID, ObjectKey)] = []
+        /// A table was cleared or the schema changed: only a full check will do.
+        var needsFullCheck = false
+
+        /// Adds the objects a commit body (already replayed, so well-formed) upserts and deletes.
+        mutating func add(_ payload: UnsafeRawBufferPointer) {
+            var r = ByteReader(payload)
+            _ = r.uint64()
+            while !r.isAtEnd && !r.overrun {
+                switch CommitPayload.Op(rawValue: r.uint8()) {
+                case .upsert:
+                    upserted.append((TableID(r.uint32()), ObjectKey(r.int64())))
+                    r.skip(Int(r.uint32()))
+                case .delete:
+                    deleted.append((TableID(r.uint32()), ObjectKey(r.int64())))
+                case .schema, .clear, nil:
+                    needsFullCheck = true
+                    return
+                }
+            }
+        }
+    }
+
     /// Applies one commit body (found at `payloadOffset` in the file, in the record at `recordOffset`) to `state`.
     ///
     /// - Parameter readRow: the bytes of an existing row, for index maintenance.
@@ -84,7 +111,7 @@ package enum Replay {
     /// ``RowFormat/maxColumns``, a link names a table, …), and a record whose checksum is valid may still
     /// hold a schema no ActorStore would write.
     /// - Throws: `.corrupted` naming the problem.
-    private static func validate(
+    static func validate(
         _ tables: [CommitPayload.TableEntry], path: String, at recordOffset: Int
     ) throws(StorageError) {
         var ids = Set<TableID>()

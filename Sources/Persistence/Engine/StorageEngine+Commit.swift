@@ -85,8 +85,12 @@ extension StorageEngine {
         }
         // A sync may have failed since this transaction began: its base may then be lost on disk, so
         // nothing may be appended (let alone acknowledged) behind it.
-        let (file, poisoned, reserved, synced) = core.withLock { ($0.file, $0.poisoned, $0.reservedEnd, $0.syncedEnd) }
+        let (file, poisoned, reserved, synced, damage) = core.withLock {
+            ($0.file, $0.poisoned, $0.reservedEnd, $0.syncedEnd, $0.nodeStore.damage)
+        }
         if let poisoned { return .done(.failure(poisoned)) }
+        // A damaged index node read as empty: a commit built on it could drop data (see NodeStore).
+        if let damage { return .done(.failure(damage)) }
         // The watermark: what a completed sync covers now. The sync thread only raises it, so it never
         // claims a byte that was not durable when this record was written.
         let record = txn.seal(watermark: synced)
@@ -136,6 +140,7 @@ extension StorageEngine {
         case .published(let result, let commit, let region):
             hub.publish([commit], region: region)
             considerAutoCompaction()
+            considerCheckpoint()
             return result
         case .awaitingSync(let waiter, let wake, let poll):
             if wake { syncThread.wake() }
@@ -216,7 +221,10 @@ extension StorageEngine {
         let (file, length) = core.withLock { ($0.file, $0.region.length) }
         guard end > UInt64(length) else { return }
         let region = try fs.map(file, length: Self.regionLength(for: end))
-        core.withLock { $0.region = region }
+        core.withLock { core in
+            core.region = region
+            core.nodeStore.update(region: region, end: 0)
+        }
     }
 
     static func poison(_ path: String, _ cause: StorageError) -> StorageError {
@@ -270,7 +278,10 @@ extension StorageEngine {
             }
             hub.dispatch(published, to: observers, region: region)
             for waiter in idle { waiter.resume() }
-            if !ready.isEmpty && error == nil { considerAutoCompaction() }
+            if !ready.isEmpty && error == nil {
+                considerAutoCompaction()
+                considerCheckpoint()
+            }
             if !again { return ready.count == 1 }
         }
     }

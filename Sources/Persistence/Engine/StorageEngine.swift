@@ -45,6 +45,18 @@ package final class StorageEngine: Sendable {
         package var reservedSpace = Configuration.maximumReservedSpace
         /// 1 MiB: room for about 10,000 small commits per reservation.
         package static let maximumReservedSpace = 1 << 20
+        /// Bytes of log after the newest checkpoint past which a checkpoint is written in the background
+        /// (nil: only at close and after compaction). What open replays is at most about this much.
+        package var checkpointInterval: UInt64? = 4 << 20
+        /// About how many bytes of index nodes read from the file the newest version keeps in memory: past it,
+        /// they are dropped and read again when used (snapshots in use keep theirs until released).
+        package var nodeCacheLimit = 64 << 20
+        /// Open by replaying the whole log and checking every record, ignoring checkpoints (O(file size)):
+        /// for a store whose checkpoint nodes are damaged (see ``verify()``).
+        package var ignoresCheckpoints = false
+        /// Whether the engine writes checkpoints at all (at close, after compaction, and by
+        /// ``checkpointInterval``). Off, open replays the log; for tests of the log alone.
+        package var writesCheckpoints = true
 
         package init(
             path: String?, fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .full,
@@ -85,6 +97,8 @@ package final class StorageEngine: Sendable {
         /// Complete records the torn tail held: records a power loss persisted after one it lost (see
         /// ``LogScanner``). None of them had been acknowledged.
         package var discardedRecords = 0
+        /// The version of the checkpoint open started from (nil: it replayed the whole log).
+        package var checkpointVersion: Version?
         /// Offset of a last-record footer that was damaged and rewritten, if any.
         package var repairedFooterAt: UInt64?
         /// Stale temporary files removed.
@@ -100,6 +114,13 @@ package final class StorageEngine: Sendable {
         package var pinnedVersions: Int
         package var oldestPinnedVersion: Version?
         package var generation: UInt64
+        /// The version of the newest checkpoint in the file (nil: none yet).
+        package var checkpointVersion: Version?
+        /// Bytes of log after the newest checkpoint: what the next open replays.
+        package var bytesSinceCheckpoint: UInt64
+        /// Index nodes read from the file since open, and their encoded size.
+        package var nodesLoaded: Int
+        package var nodeBytesLoaded: Int
     }
 
     package let path: String
@@ -145,6 +166,12 @@ package final class StorageEngine: Sendable {
         /// The end of the zero-filled space written ahead of the records (see ``reserveSpace(in:after:)``):
         /// the file's size while it has such space, else `appendedEnd`.
         var reservedEnd: UInt64
+        /// Where the nodes of checkpoints are read from (the current file).
+        var nodeStore: NodeStore
+        /// The newest checkpoint in the file, if any.
+        var checkpoint: CheckpointMark?
+        var checkpointRunning = false
+        var lastCheckpointError: StorageError?
         var waiting: [PendingCommit] = []
         var syncInFlight = false
         var poisoned: StorageError?
@@ -258,12 +285,32 @@ package final class StorageEngine: Sendable {
                 throw StorageError(
                     .wrongKey, "'\(path)' is encrypted, and this version of ActorStore opens unencrypted stores only.")
             }
+            let nodeStore = NodeStore(region: region, end: size, path: path)
             var state = DatabaseState()
+            var scanFrom = FileHeader.size
+            var checkpoint: CheckpointMark?
+            // With a checkpoint, only the links of the commits replayed after it are checked (see below).
+            var touched: Replay.Touched?
+            var checkpointHadDanglingLinks = false
+            if header.hasCheckpoints, !configuration.ignoresCheckpoints,
+                let found = newestCheckpoint(in: fileBytes, path: path)
+            {
+                state = DatabaseState(checkpoint: found.checkpoint, store: nodeStore)
+                scanFrom = found.offset
+                checkpoint = CheckpointMark(version: found.checkpoint.version, end: UInt64(found.end))
+                touched = Replay.Touched()
+                checkpointHadDanglingLinks = found.checkpoint.danglingLinks
+                report.checkpointVersion = found.checkpoint.version
+            }
             let token = MutationToken.next()
             var lastEntry: LogScanner.Entry?
-            let outcome = try LogScanner.scan(fileBytes, from: FileHeader.size, path: path) {
+            let readRow = { (location: RowLocation) throws(StorageError) -> RowView in
+                try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
+            }
+            let outcome = try LogScanner.scan(fileBytes, from: scanFrom, path: path) {
                 (entry) throws(StorageError) in
-                guard entry.kind == Record.Kind.commit.rawValue,
+                let kind = Record.Kind(rawValue: entry.kind)
+                guard kind == .commit || (kind != nil && header.hasCheckpoints),
                     Record.Flags.known.isSuperset(of: Record.Flags(rawValue: entry.flags))
                 else {
                     throw StorageError(
@@ -272,14 +319,24 @@ package final class StorageEngine: Sendable {
                             + "it was written by a newer version of ActorStore.",
                         offset: FileOffset(entry.offset))
                 }
-                try Replay.apply(
-                    commit: UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload]), at: entry.payload.lowerBound,
-                    record: entry.offset, to: &state, token: token, path: path
-                ) { (location) throws(StorageError) in
-                    try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
-                }
-                report.recordsReplayed += 1
                 lastEntry = entry
+                switch kind {
+                case .commit:
+                    let payload = UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload])
+                    try Replay.apply(
+                        commit: payload, at: entry.payload.lowerBound, record: entry.offset, to: &state, token: token,
+                        path: path, readRow: readRow)
+                    touched?.add(payload)
+                    report.recordsReplayed += 1
+                case .checkpoint:
+                    // Read through (not from) by a full replay: remembered, so that the next one is written
+                    // after enough new log (its version is the first field after the watermark).
+                    guard entry.offset != scanFrom, entry.payload.count >= 8 else { break }
+                    let version = fileBytes.loadUnaligned(fromByteOffset: entry.payload.lowerBound, as: UInt64.self)
+                    checkpoint = CheckpointMark(version: Version(UInt64(littleEndian: version)), end: UInt64(entry.end))
+                case .nodes, nil:
+                    break
+                }
             }
             var end = UInt64(outcome.validEnd)
             if !configuration.readOnly {
@@ -303,10 +360,12 @@ package final class StorageEngine: Sendable {
             let core = Core(
                 file: file, lockFile: lockFile, header: header, region: region, published: state, tip: state,
                 appendedEnd: end, durableEnd: end, syncedEnd: configuration.readOnly ? 0 : end, reservedEnd: end,
-                report: report)
+                nodeStore: nodeStore, checkpoint: checkpoint, report: report)
+            let danglingLinks =
+                touched.map { checkpointHadDanglingLinks || state.hasDanglingLinks(after: $0, readRow: readRow) }
+                ?? state.hasDanglingLinks()
             return StorageEngine(
-                path: path, configuration: configuration, fs: fs, core: core,
-                mayHaveDanglingLinks: state.hasDanglingLinks())
+                path: path, configuration: configuration, fs: fs, core: core, mayHaveDanglingLinks: danglingLinks)
         } catch {
             fs.close(file)
             if let lockFile { fs.close(lockFile) }
@@ -498,7 +557,15 @@ package final class StorageEngine: Sendable {
     }
 
     private func makeSnapshot(replacing: Version?, ignoringLimit: Bool = false) throws(StorageError) -> Snapshot {
-        let (state, region, closed) = core.withLock { ($0.published, $0.region, $0.isClosed) }
+        let (state, region, closed) = core.withLock { core in
+            // The node cache's bound: past it, the newest versions let go of the nodes they loaded (older
+            // snapshots keep theirs until they are released), and nodes are loaded again as they are used.
+            if core.nodeStore.takeLoadedSinceEviction(ifOver: configuration.nodeCacheLimit) {
+                core.published = core.published.unloaded()
+                core.tip = core.tip.version == core.published.version ? core.published : core.tip.unloaded()
+            }
+            return (core.published, core.region, core.isClosed)
+        }
         if closed { throw StorageError(.closed, "The store at '\(path)' is closed.") }
         let limit = ignoringLimit ? nil : configuration.maximumNumberOfActiveVersions
         let pin = try pins.pin(state.version, limit: limit, replacing: replacing)
@@ -532,16 +599,23 @@ package final class StorageEngine: Sendable {
     package var statistics: Statistics {
         let pinned = pins.summary
         return core.withLock { core in
-            Statistics(
+            let loads = core.nodeStore.loadStatistics
+            return Statistics(
                 version: core.published.version, totalBytes: core.appendedEnd, liveBytes: core.published.liveBytes,
-                pinnedVersions: pinned.count, oldestPinnedVersion: pinned.oldest, generation: core.header.generation)
+                pinnedVersions: pinned.count, oldestPinnedVersion: pinned.oldest, generation: core.header.generation,
+                checkpointVersion: core.checkpoint?.version,
+                bytesSinceCheckpoint: core.appendedEnd
+                    - min(core.checkpoint?.end ?? UInt64(FileHeader.size), core.appendedEnd),
+                nodesLoaded: loads.nodes, nodeBytesLoaded: loads.bytes)
         }
     }
 
-    /// Waits for the writer lock, then closes the file. Snapshots stay readable; writes throw `.closed`.
+    /// Waits for the writer lock, writes a checkpoint if commits came after the last one (so that the next
+    /// open reads no log), then closes the file. Snapshots stay readable; writes throw `.closed`.
     package func close() async {
         await writeLock.lock()
         await waitUntilSynced()
+        if !configuration.readOnly { try? await checkpointHoldingWriteLock(syncing: true) }
         core.withLock { core in
             if !core.isClosed {
                 core.isClosed = true

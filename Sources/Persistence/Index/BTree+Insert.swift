@@ -78,12 +78,12 @@ extension PersistentBTree {
     ///
     /// - Complexity: O(fanout).
     private static func relieveOverflow(ofChild index: Int, of parent: Node, token: UInt64) {
-        let child = parent.children[index]
-        if index > 0 && parent.children[index &- 1].count < maxFill {
+        let child = parent.child(at: index)
+        if index > 0 && parent.child(at: index &- 1).count < maxFill {
             let left = parent.mutableChild(at: index &- 1, token: token)
             let moved = (child.count &- left.count &+ 1) / 2
             shiftLeft(from: child, to: left, count: moved, parent: parent, at: index &- 1)
-        } else if index &+ 1 < parent.count && parent.children[index &+ 1].count < maxFill {
+        } else if index &+ 1 < parent.count && parent.child(at: index &+ 1).count < maxFill {
             let right = parent.mutableChild(at: index &+ 1, token: token)
             let moved = (child.count &- right.count &+ 1) / 2
             shiftRight(from: child, to: right, count: moved, parent: parent, at: index)

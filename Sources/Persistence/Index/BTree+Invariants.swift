@@ -16,7 +16,7 @@ extension PersistentBTree {
             return
         }
         var leafDepth: Int? = nil
-        let total = Self.check(root, depth: 0, lower: nil, upper: nil, leafDepth: &leafDepth)
+        let total = Self.check(Self.resolved(root), depth: 0, lower: nil, upper: nil, leafDepth: &leafDepth)
         if total != count { invariantFailure("count is \(count) but the nodes hold \(total) entries") }
     }
 
@@ -54,7 +54,7 @@ extension PersistentBTree {
         var total = 0
         for index in 0..<node.count {
             let entries = check(
-                node.children[index], depth: depth + 1,
+                node.child(at: index), depth: depth + 1,
                 lower: index == 0 ? lower : node.keys[index - 1],
                 upper: index == node.count - 1 ? upper : node.keys[index],
                 leafDepth: &leafDepth)

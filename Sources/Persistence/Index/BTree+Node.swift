@@ -20,6 +20,9 @@ struct BTreeNodeHeader {
     var count: Int
     /// Leaf or internal node; fixed at creation.
     let isLeaf: Bool
+    /// For a stub (a node of the file that is loaded on first use), its retained
+    /// ``PersistentBTree/NodeSource``; nil for every other node. Fixed at creation.
+    var source: Unmanaged<AnyObject>? = nil
 }
 
 /// The unit of a node's tail allocation: 16 bytes, 16-byte aligned, so that keys and values of any
@@ -74,6 +77,10 @@ extension PersistentBTree {
         }
         /// Whether this node holds entries (`true`) or children (`false`). Fixed at creation.
         @inline(__always) var isLeaf: Bool { headerPointer.pointee.isLeaf }
+        /// For a stub, the source that loads the node it stands for (see ``PersistentBTree/resolve(_:)``);
+        /// nil for a node that holds its elements. A stub holds nothing itself: every read goes through
+        /// the loaded node, every mutation copies it.
+        @inline(__always) var stubSource: Unmanaged<AnyObject>? { headerPointer.pointee.source }
 
         /// The header, right after the object's own header. Valid while the node is alive.
         @inline(__always) private var headerPointer: UnsafeMutablePointer<BTreeNodeHeader> {
@@ -152,6 +159,10 @@ extension PersistentBTree {
 
         /// Releases the initialized elements (`ManagedBuffer` itself only destroys the header).
         deinit {
+            if let source = stubSource {
+                source.release()
+                return
+            }
             if isLeaf {
                 keys.deinitialize(count: count)
                 values.deinitialize(count: count)
@@ -165,6 +176,7 @@ extension PersistentBTree {
         ///
         /// - Complexity: O(count).
         func copy(owner: UInt64) -> Node {
+            if stubSource != nil { return PersistentBTree.resolved(self).copy(owner: owner) }
             let copy = Node.make(isLeaf: isLeaf, owner: owner)
             if isLeaf {
                 copy.keys.initialize(from: keys, count: count)
@@ -186,11 +198,17 @@ extension PersistentBTree {
             PersistentBTree.upperBound(key, in: keys, count: count &- 1)
         }
 
-        /// Child `index` of an internal node, read without retaining it. The caller must keep this node
-        /// (and so the child) alive while it uses the result.
+        /// Child `index` of an internal node (loaded if it is a stub), read without retaining it. The
+        /// caller must keep this node (and so the child) alive while it uses the result.
         @inline(__always) func unretainedChild(at index: Int) -> Unmanaged<Node> {
-            UnsafeRawPointer(children).load(
-                fromByteOffset: index &* MemoryLayout<Node>.stride, as: Unmanaged<Node>.self)
+            PersistentBTree.resolve(
+                UnsafeRawPointer(children).load(
+                    fromByteOffset: index &* MemoryLayout<Node>.stride, as: Unmanaged<Node>.self))
+        }
+
+        /// Child `index`, loaded if it is a stub, for reading (a mutation uses ``mutableChild(at:token:)``).
+        @inline(__always) func child(at index: Int) -> Node {
+            PersistentBTree.resolved(children[index])
         }
 
         /// For an internal node, the child whose key range contains `key`, unretained; `nil` for a leaf.

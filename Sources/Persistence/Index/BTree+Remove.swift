@@ -63,18 +63,18 @@ extension PersistentBTree {
     ///
     /// - Complexity: O(fanout).
     private static func rebalanceChild(at index: Int, of parent: Node, token: UInt64) {
-        let child = parent.children[index]
-        if index > 0 && parent.children[index &- 1].count > minFill {
+        let child = parent.child(at: index)
+        if index > 0 && parent.child(at: index &- 1).count > minFill {
             let left = parent.mutableChild(at: index &- 1, token: token)
             shiftRight(from: left, to: child, count: (left.count &- child.count) / 2, parent: parent, at: index &- 1)
-        } else if index &+ 1 < parent.count && parent.children[index &+ 1].count > minFill {
+        } else if index &+ 1 < parent.count && parent.child(at: index &+ 1).count > minFill {
             let right = parent.mutableChild(at: index &+ 1, token: token)
             shiftLeft(from: right, to: child, count: (right.count &- child.count) / 2, parent: parent, at: index)
         } else if index > 0 {
             let left = parent.mutableChild(at: index &- 1, token: token)
             merge(child, into: left, parent: parent, at: index &- 1)
         } else {
-            merge(parent.children[index &+ 1], into: child, parent: parent, at: index)
+            merge(parent.child(at: index &+ 1), into: child, parent: parent, at: index)
         }
     }
 }

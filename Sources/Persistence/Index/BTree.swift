@@ -88,7 +88,7 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
     /// tree contend on the root's reference count.
     @inline(__always) private var unretainedRoot: Unmanaged<Node>? {
         guard let root else { return nil }
-        return Unmanaged.passUnretained(root)
+        return Self.resolve(Unmanaged.passUnretained(root))
     }
 
     /// The value stored for `key`, or `nil`.
@@ -266,7 +266,7 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
         from lowerBound: Key?, inclusive: Bool, _ body: (Key, Value) throws -> Bool
     ) rethrows {
         guard let root else { return }
-        _ = try Self.visit(root, from: lowerBound, inclusive: inclusive, body)
+        _ = try Self.visit(Self.resolved(root), from: lowerBound, inclusive: inclusive, body)
     }
 
     /// The recursive step of ``forEach(from:inclusive:_:)``; returns `false` once `body` asked to stop.
@@ -290,13 +290,13 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
         var child = 0
         if let lowerBound {
             child = node.childIndex(for: lowerBound)
-            guard try visit(node.children[child], from: lowerBound, inclusive: inclusive, body) else {
+            guard try visit(node.child(at: child), from: lowerBound, inclusive: inclusive, body) else {
                 return false
             }
             child &+= 1
         }
         while child < node.count {
-            guard try visit(node.children[child], from: nil, inclusive: inclusive, body) else { return false }
+            guard try visit(node.child(at: child), from: nil, inclusive: inclusive, body) else { return false }
             child &+= 1
         }
         return true
@@ -338,11 +338,11 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
             leafReference = nil
             index = 0
             leafCount = 0
-            guard var node = root else { return }
+            guard var node = root.map(PersistentBTree.resolved) else { return }
             path.reserveCapacity(8)
             while !node.isLeaf {
                 path.append((node, 0))
-                node = node.children[0]
+                node = node.child(at: 0)
             }
             enter(node)
         }
@@ -378,11 +378,11 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
             while var top = path.popLast() {
                 top.child &+= 1
                 if top.child < top.node.count {
-                    var node = top.node.children[top.child]
+                    var node = top.node.child(at: top.child)
                     path.append(top)
                     while !node.isLeaf {
                         path.append((node, 0))
-                        node = node.children[0]
+                        node = node.child(at: 0)
                     }
                     enter(node)
                     index = 1

@@ -6,7 +6,7 @@ import Foundation
 ///  offset  size  field
 ///  ------  ----  -----------------------------------------------------------------
 ///       0     8  magic "ACTSTORE"
-///       8     4  format version (UInt32 LE) — this engine writes and reads 1
+///       8     4  format version (UInt32 LE) — this engine writes 2 and reads 1 and 2 (see below)
 ///      12     4  flags (UInt32 LE) — bit 0: record payloads are encrypted (reserved)
 ///      16    16  file id (UUID bytes) — identity of the store; kept by compaction
 ///      32     8  generation (UInt64 LE) — 0 when created, +1 per compaction
@@ -15,10 +15,19 @@ import Foundation
 /// ```
 /// A store file is only ever created complete: the header is written to a temporary file, synced, and
 /// renamed into place, so a file at the store's path always starts with a whole header.
+///
+/// Format 2 adds checkpoints (node and checkpoint records, see ``Checkpoint``); a format-1 file holds
+/// commit records only. Format-1 files open (by replaying their log) and are written as format 2 by their
+/// first compaction; until then they get no checkpoints, so that the version in the header always says
+/// which records the file may hold.
 package struct FileHeader: Hashable, Sendable {
     package static let size = 64
     package static let magic: [UInt8] = Array("ACTSTORE".utf8)
-    package static let currentFormatVersion: UInt32 = 1
+    package static let currentFormatVersion: UInt32 = 2
+    /// The oldest format this engine opens.
+    package static let oldestFormatVersion: UInt32 = 1
+    /// Whether files of this format hold checkpoints (format 2 and later).
+    package var hasCheckpoints: Bool { formatVersion >= 2 }
 
     package struct Flags: OptionSet, Hashable, Sendable {
         package let rawValue: UInt32
@@ -79,11 +88,12 @@ package struct FileHeader: Hashable, Sendable {
         fileID = UUID(uuid: uuid)
         reader.skip(16)
         generation = reader.uint64()
-        guard formatVersion == Self.currentFormatVersion else {
+        guard (Self.oldestFormatVersion...Self.currentFormatVersion).contains(formatVersion) else {
             throw StorageError(
                 .unsupportedFormat,
-                "'\(path)' uses file format \(formatVersion); this version of ActorStore reads format "
-                    + "\(Self.currentFormatVersion). Open it with a matching version of ActorStore.")
+                "'\(path)' uses file format \(formatVersion); this version of ActorStore reads formats "
+                    + "\(Self.oldestFormatVersion) to \(Self.currentFormatVersion). Open it with a newer version of "
+                    + "ActorStore.")
         }
         guard Flags.known.isSuperset(of: flags) else {
             throw StorageError(

@@ -92,7 +92,14 @@ package enum LogScanner {
             {
                 throw corruption(path, o, "bytes are missing from inside a record")
             }
-            guard length <= size - payloadStart else { return Outcome(validEnd: o, tornTailAt: o) }
+            guard length <= size - payloadStart else {
+                // Records after this one within the file while it runs past the end: it was complete once if
+                // one of them vouches for it (bytes were removed from it, or its length is damaged).
+                if laterRecords(file, after: o, damage: o).vouched {
+                    throw corruption(path, o, "a record runs past the end of the file")
+                }
+                return Outcome(validEnd: o, tornTailAt: o)
+            }
             let payloadEnd = payloadStart + length
             let end = payloadEnd + Record.footerSize
             let payloadOK = CRC32C.checksum(slice(file, payloadStart, length)) == header.payloadCRC

@@ -5,7 +5,7 @@
 ///
 ///  header
 ///   +0   4  magic 0x31_52_53_41 ("ASR1")
-///   +4   1  kind            (Record.Kind: 1 = commit)
+///   +4   1  kind            (Record.Kind: 1 = commit; format 2: 2 = nodes, 3 = checkpoint)
 ///   +5   1  flags           (bit 0: payload transformed by the encryption hook — reserved;
 ///                            bit 1: the payload starts with a durability watermark)
 ///   +6   2  reserved, zero
@@ -60,6 +60,10 @@ package enum Record {
     package enum Kind: UInt8, Sendable {
         /// A commit: the version number, then operations (see ``CommitPayload``).
         case commit = 1
+        /// The B+tree nodes a checkpoint wrote (format 2; see ``BTreeNodeFormat`` and ``Checkpoint``).
+        case nodes = 2
+        /// The roots of a checkpoint (format 2; see ``Checkpoint``).
+        case checkpoint = 3
     }
 
     /// Builds the complete bytes of a record around the commit body `payload`: header, payload, footer; with

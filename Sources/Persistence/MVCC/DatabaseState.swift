@@ -250,6 +250,38 @@ package struct DatabaseState: Sendable {
 }
 
 extension DatabaseState {
+    /// ``hasDanglingLinks()`` for a version built from a checkpoint whose log had none, plus the commits
+    /// replayed after it: only their links are checked (the links of the objects they wrote, and links to
+    /// the objects they deleted), so that open stays independent of the store's size.
+    func hasDanglingLinks(
+        after touched: Replay.Touched, readRow: (RowLocation) throws(StorageError) -> RowView
+    )
+        -> Bool
+    {
+        if touched.needsFullCheck { return hasDanglingLinks() }
+        for (table, key) in touched.deleted {
+            var linked = false
+            backlinks.forEach(from: BacklinkKey.lowerBound(table, key), inclusive: true) { entry, _ in
+                linked = entry.target == table && entry.targetKey == key
+                return false
+            }
+            if linked { return true }
+        }
+        for (tableID, key) in touched.upserted {
+            guard let table = tables[tableID], !table.linkColumns.isEmpty,
+                let location = tables.rowLocation(tableID, key)
+            else { continue }
+            guard let row = try? readRow(location) else { return true }
+            for column in table.linkColumns {
+                let schema = table.schema.columns[column]
+                guard let targetName = schema.linkTarget, let target = tableIDs[targetName] else { continue }
+                guard let links = try? row.links(at: column, type: schema.type) else { return true }
+                for link in links where tables.rowLocation(target, link) == nil { return true }
+            }
+        }
+        return false
+    }
+
     /// Whether some link points to an object this version does not have: one walk of the backlink index
     /// (ordered by target), with one row lookup per distinct target.
     package func hasDanglingLinks() -> Bool {

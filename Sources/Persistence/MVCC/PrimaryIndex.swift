@@ -16,9 +16,9 @@
 /// of ``forEach(from:inclusive:_:)``.
 package struct PrimaryIndex: Sendable {
     /// The entries of `.int` keys.
-    private var integers: PersistentBTree<Int64, PrimaryKeyEntry>
+    var integers: PersistentBTree<Int64, PrimaryKeyEntry>
     /// The entries of every other kind of key (never `.int`).
-    private var others: PersistentBTree<IndexKey, PrimaryKeyEntry>
+    var others: PersistentBTree<IndexKey, PrimaryKeyEntry>
 
     /// An empty index. Allocates nothing.
     package init() {

@@ -90,11 +90,12 @@ enum Fixtures {
 /// zeros ahead, not 1 MiB: the same code paths, without copying a megabyte per crash image.
 func memoryEngine(
     _ fs: any FileSystem, path: String = "/db/test.store", durability: StorageEngine.Durability = .full,
-    autoCompaction: StorageEngine.AutoCompaction? = nil, reservedSpace: Int = 4096
+    autoCompaction: StorageEngine.AutoCompaction? = nil, reservedSpace: Int = 4096, checkpoints: Bool = true
 ) async throws -> StorageEngine {
     var configuration = StorageEngine.Configuration(
         path: path, fileSystem: fs, durability: durability, autoCompaction: autoCompaction)
     configuration.reservedSpace = reservedSpace
+    configuration.writesCheckpoints = checkpoints
     return try await StorageEngine.open(configuration)
 }
 

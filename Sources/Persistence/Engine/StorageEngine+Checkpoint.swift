@@ -1,0 +1,255 @@
+import Foundation
+
+/// The newest checkpoint of a store file: its version and the end of its record.
+struct CheckpointMark: Sendable, Equatable {
+    var version: Version
+    var end: UInt64
+}
+
+/// Checkpoints (format 2): the indexes of a version written into the log, so that open reads them lazily
+/// instead of replaying the whole log. See ``Checkpoint`` for the records and their order.
+///
+/// A checkpoint is written under the write lock once every appended commit is durable: at ``close()``,
+/// after a compaction, and in the background when ``Configuration/checkpointInterval`` bytes of log
+/// followed the last one. A commit that arrives meanwhile waits for it (the nodes changed since the last
+/// checkpoint: a bulk load of a million objects writes ~30 MB of nodes, tens of milliseconds).
+extension StorageEngine {
+    /// Writes a checkpoint of the newest version, unless the newest checkpoint already has it.
+    /// - Throws: `.readOnly`, `.closed`, `.poisoned`; `.diskFull`, `.ioFailure` (the file is unchanged:
+    ///   the checkpoint's bytes are cut off again, and the engine goes on from the previous checkpoint).
+    package func checkpoint() async throws(StorageError) {
+        if configuration.readOnly {
+            throw StorageError(.readOnly, "The store at '\(path)' was opened read-only; it cannot be checkpointed.")
+        }
+        await writeLock.lock()
+        defer { writeLock.unlock() }
+        try await checkpointHoldingWriteLock(syncing: false)
+    }
+
+    /// The newest checkpoint's failure, if the last one written in the background failed (nil once one
+    /// succeeds). The store is unaffected.
+    package var lastCheckpointError: StorageError? { core.withLock { $0.lastCheckpointError } }
+
+    /// Starts a checkpoint in the background when enough log followed the last one.
+    func considerCheckpoint() {
+        guard let interval = configuration.checkpointInterval, configuration.writesCheckpoints, !configuration.readOnly
+        else { return }
+        let start = core.withLock { core -> Bool in
+            let since = core.appendedEnd - min(core.checkpoint?.end ?? UInt64(FileHeader.size), core.appendedEnd)
+            guard core.header.hasCheckpoints, since >= interval, !core.checkpointRunning, !core.isClosed,
+                core.poisoned == nil
+            else { return false }
+            core.checkpointRunning = true
+            return true
+        }
+        guard start else { return }
+        Task.detached {
+            var failure: StorageError?
+            do throws(StorageError) { try await self.checkpoint() } catch { failure = error }
+            self.core.withLock {
+                $0.checkpointRunning = false
+                $0.lastCheckpointError = failure
+            }
+        }
+    }
+
+    /// Writes a checkpoint of the newest version (see ``Checkpoint``); the caller holds the write lock.
+    /// With `syncing`, the checkpoint record is synced too (at close: nothing else will sync it).
+    func checkpointHoldingWriteLock(syncing: Bool) async throws(StorageError) {
+        await waitUntilSynced()
+        let (state, file, start, synced, store, header, problem, last, danglingLinks) = core.withLock { core in
+            (
+                core.tip, core.file, core.appendedEnd, core.syncedEnd, core.nodeStore, core.header,
+                core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned,
+                core.checkpoint, mayHaveDanglingLinks
+            )
+        }
+        if let problem { throw problem }
+        // Nothing to do: no checkpoints in a format-1 file (its first compaction upgrades it), none of an
+        // empty store, none twice of one version. A checkpoint directly follows its version's commit.
+        guard configuration.writesCheckpoints, header.hasCheckpoints, state.version > .zero,
+            last?.version != state.version, state.endOffset == start
+        else { return }
+
+        // 1. The nodes record, then a sync: a checkpoint record is only ever written over durable nodes.
+        let nodesBase = start + UInt64(Record.headerSize + Record.watermarkSize)
+        var nodes = ByteWriter(capacity: 1 << 16)
+        var checkpoint = state.writeCheckpointNodes(
+            to: &nodes, base: nodesBase, store: store, danglingLinks: danglingLinks)
+        var nodesRecord: [UInt8] = []
+        nodes.bytes.withUnsafeBytes { Record.frame(kind: .nodes, payload: $0, watermark: synced, into: &nodesRecord) }
+        let nodesEnd = start + UInt64(nodesRecord.count)
+        do throws(StorageError) {
+            try await appendCheckpointBytes(nodesRecord, to: file, at: start)
+            try remapIfNeeded(for: nodesEnd)
+        } catch {
+            abandonCheckpoint(file: file, at: start, after: error)
+            throw error
+        }
+        do throws(StorageError) { try fs.sync(file) } catch {
+            core.withLock { $0.poisoned = Self.poison(path, error) }
+            throw Self.poison(path, error)
+        }
+        core.withLock { core in
+            core.syncedEnd = max(core.syncedEnd, nodesEnd)
+            core.appendedEnd = nodesEnd
+            core.reservedEnd = max(core.reservedEnd, nodesEnd)
+        }
+
+        // 2. The checkpoint record: its watermark (the end of the nodes, now durable) vouches for them.
+        checkpoint.nodesStart = start
+        checkpoint.nodesEnd = nodesEnd
+        var record: [UInt8] = []
+        checkpoint.encoded().withUnsafeBytes {
+            Record.frame(kind: .checkpoint, payload: $0, watermark: nodesEnd, into: &record)
+        }
+        let end = nodesEnd + UInt64(record.count)
+        do throws(StorageError) {
+            try fs.writeAll(file, record, at: nodesEnd)
+            try remapIfNeeded(for: end)
+            if syncing { try fs.sync(file) }
+        } catch {
+            abandonCheckpoint(file: file, at: nodesEnd, after: error)
+            throw error
+        }
+
+        // 3. The version again, its trees now read from the file: the nodes the engine held are released
+        // once no snapshot uses them (memory stays bounded by what was changed since).
+        store.update(region: core.withLock { $0.region }, end: nodesEnd)
+        let reopened = DatabaseState(checkpoint: checkpoint, store: store)
+        core.withLock { core in
+            core.appendedEnd = end
+            core.reservedEnd = max(core.reservedEnd, end)
+            if syncing { core.syncedEnd = max(core.syncedEnd, end) }
+            core.checkpoint = CheckpointMark(version: state.version, end: end)
+            if core.tip.version == state.version { core.tip = reopened }
+            if core.published.version == state.version { core.published = reopened }
+        }
+    }
+
+    /// Writes a checkpoint's record: inline when small, on a Dispatch thread when large.
+    private func appendCheckpointBytes(
+        _ bytes: [UInt8], to file: OpenFile, at offset: UInt64
+    ) async throws(StorageError) {
+        if bytes.count < 1 << 20 {
+            try fs.writeAll(file, bytes, at: offset)
+            return
+        }
+        let fs = self.fs
+        try await offload { () throws(StorageError) in try fs.writeAll(file, bytes, at: offset) }
+    }
+
+    /// After a failed checkpoint write: cut the file back to where the checkpoint started (the previous
+    /// checkpoint stays the newest), or poison the engine if even that fails.
+    private func abandonCheckpoint(file: OpenFile, at offset: UInt64, after error: StorageError) {
+        do throws(StorageError) {
+            try fs.truncate(file, to: offset)
+            core.withLock { core in
+                core.appendedEnd = min(core.appendedEnd, offset)
+                core.reservedEnd = offset
+            }
+        } catch {
+            core.withLock { $0.poisoned = Self.poison(path, error) }
+        }
+    }
+
+    /// The newest checkpoint record of a format-2 file, found by walking back from the end of the file
+    /// through the record footers (each gives its record's length), without reading anything else.
+    ///
+    /// Returns nil (open then replays the whole log, as for format 1) when the walk cannot get through: a
+    /// torn or damaged tail, or no checkpoint yet. A checkpoint record that is found but malformed, or whose
+    /// watermark does not cover its nodes, is not used either: the log holds everything a checkpoint does.
+    ///
+    /// - Complexity: O(records after the checkpoint), plus O(zero bytes at the end) (space reserved ahead of
+    ///   the records, see ``reserveSpace(in:after:)``).
+    static func newestCheckpoint(
+        in file: UnsafeRawBufferPointer, path: String
+    ) -> (checkpoint: Checkpoint, offset: Int, end: Int)? {
+        // The records end within the last 4 bytes after the last non-zero byte: a footer's checksum may
+        // end in zero bytes, and zeros reserved ahead of the records (or left by a crash) may follow it.
+        var last = file.count
+        while last > FileHeader.size && last % 8 != 0 && file[last - 1] == 0 { last -= 1 }
+        while last - 8 >= FileHeader.size && file.loadUnaligned(fromByteOffset: last - 8, as: UInt64.self) == 0 {
+            last -= 8
+        }
+        while last > FileHeader.size && file[last - 1] == 0 { last -= 1 }
+        for end in last...min(last + 4, file.count) {
+            if let found = walkBack(file, from: end, path: path) { return found }
+        }
+        return nil
+    }
+
+    private static func walkBack(
+        _ file: UnsafeRawBufferPointer, from end: Int, path: String
+    ) -> (checkpoint: Checkpoint, offset: Int, end: Int)? {
+        var end = end
+        while end - FileHeader.size >= Record.overhead {
+            guard let footer = Record.parseFooter(file[(end - Record.footerSize)..<end].rebased),
+                footer.length <= UInt64(end - FileHeader.size - Record.overhead)
+            else { return nil }
+            let start = end - Record.overhead - Int(footer.length)
+            guard let header = Record.parseHeader(file[start..<(start + Record.headerSize)].rebased),
+                header.length == footer.length, header.payloadCRC == footer.payloadCRC
+            else { return nil }
+            if header.kind == Record.Kind.checkpoint.rawValue {
+                let payload = file[(start + Record.headerSize)..<(end - Record.footerSize)].rebased
+                guard header.flags == Record.Flags.watermark.rawValue, payload.count >= Record.watermarkSize,
+                    CRC32C.checksum(payload) == header.payloadCRC
+                else { return nil }
+                let watermark = UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self))
+                let body = UnsafeRawBufferPointer(rebasing: payload[Record.watermarkSize...])
+                // It directly follows its nodes record, which its watermark covers: a file whose bytes moved
+                // (a splice) or whose nodes were not durable has no usable checkpoint.
+                guard let checkpoint = try? Checkpoint(decoding: body, at: start, path: path),
+                    checkpoint.nodesEnd <= watermark, checkpoint.nodesEnd == UInt64(start)
+                else { return nil }
+                return (checkpoint, start, end)
+            }
+            end = start
+        }
+        return nil
+    }
+}
+
+extension StorageEngine {
+    /// Reads the whole file and checks every checksum: every record's, and every index node's that the
+    /// newest version uses. Open checks only the records after the newest checkpoint (and nodes are checked
+    /// when first loaded), so damage to older bytes of a store (a failing disk, a changed file) is found
+    /// here, by compaction, or not at all.
+    /// - Throws: `.corrupted` with the offset of the first damage found; `.closed`.
+    /// - Complexity: O(file size).
+    package func verify() throws(StorageError) {
+        let (region, end, snapshot) = core.withLock { ($0.region, $0.appendedEnd, $0.published) }
+        let bytes = region.bytes(at: 0, count: Int(end))
+        let outcome = try LogScanner.scan(bytes, from: FileHeader.size, path: path) { _ in }
+        if outcome.validEnd != Int(end) {
+            throw StorageError(
+                .corrupted, "'\(path)' has damaged bytes at \(outcome.validEnd), before the end of its log.",
+                offset: FileOffset(UInt64(outcome.validEnd)))
+        }
+        for (_, _) in snapshot.backlinks {}
+        for table in snapshot.orderedTables {
+            for (_, _) in table.rows {}
+            table.primaryIndex.forEach(from: nil, inclusive: true) { _, _ in true }
+            for index in table.indexes.values { for (_, _) in index {} }
+        }
+        if let damage = core.withLock({ $0.nodeStore.damage }) { throw damage }
+    }
+}
+
+extension DatabaseState {
+    /// The same version with every tree's loaded file nodes dropped (see ``PersistentBTree/unloaded()``).
+    func unloaded() -> DatabaseState {
+        var state = self
+        state.backlinks = backlinks.unloaded()
+        for id in tables.keys {
+            guard var table = state.tables[id] else { continue }
+            table.rows = table.rows.unloaded()
+            table.primaryIndex.integers = table.primaryIndex.integers.unloaded()
+            table.primaryIndex.others = table.primaryIndex.others.unloaded()
+            for column in table.indexes.keys { table.indexes[column] = table.indexes[column]!.unloaded() }
+            state.tables[id] = table
+        }
+        return state
+    }
+}

@@ -1,0 +1,501 @@
+import Synchronization
+
+/// A key or value type that ``PersistentBTree`` nodes can store in the file (format 2, see
+/// ``BTreeNodeFormat``). Encodings are little-endian and self-delimiting; a decoder never reads past the
+/// node's bytes (``ByteReader`` records an overrun instead), and a malformed value is an error, not a trap.
+package protocol NodeCodable {
+    /// Appends the encoding of `self`.
+    func encode(to writer: inout ByteWriter)
+    /// Reads one value; `nil` when the bytes do not hold one (the node is then damaged).
+    static func decode(from reader: inout ByteReader) -> Self?
+}
+
+/// The bytes of one ``PersistentBTree`` node in a store file (format 2): written by checkpoints inside
+/// node records (``Record/Kind/nodes``), read lazily, once, when a reader or writer first reaches the node.
+///
+/// ```text
+///  node     := kind: u8 (1 leaf, 2 internal) | 0: u8 | count: u16 | bodyLength: u32 | crc: u32 | body
+///  leaf     := key[count] | value[count]
+///  internal := child[count] (u64 file offset of the child's node) | entries[count] (u64: entries under
+///              each child) | separator[count - 1]
+/// ```
+/// `crc` is the CRC-32C of the body: a node is checked when it is loaded, since open does not read the
+/// nodes of a checkpoint. A child always lies before its parent in the file (checkpoints write children
+/// first), which bounds every walk and rules out cycles in a crafted file.
+package enum BTreeNodeFormat {
+    package static let headerSize = 12
+    package static let leafKind: UInt8 = 1
+    package static let internalKind: UInt8 = 2
+}
+
+/// Where a store's checkpoint nodes are read from: the engine's current file mapping and the end of the
+/// bytes known to be in the file. Shared by every not-yet-loaded node of the engine's trees.
+package final class NodeStore: Sendable {
+    private struct State {
+        var region: MappedRegion
+        var end: UInt64
+        /// The first damaged node found, if any (see ``PersistentBTree/NodeSource``).
+        var damage: StorageError?
+    }
+    private let state: Mutex<State>
+    /// Nodes loaded from the file, and their bytes (statistics).
+    private let loads = Atomic<Int>(0)
+    private let loadedBytes = Atomic<Int>(0)
+    /// Bytes loaded since the engine last dropped the loaded nodes (see ``takeLoadedSinceEviction()``).
+    private let sinceEviction = Atomic<Int>(0)
+    package let path: String
+
+    package init(region: MappedRegion, end: UInt64, path: String) {
+        state = Mutex(State(region: region, end: end, damage: nil))
+        self.path = path
+    }
+
+    /// A larger mapping or a longer file (after appends): nodes written since can be read.
+    package func update(region: MappedRegion, end: UInt64) {
+        state.withLock {
+            $0.region = region
+            $0.end = max($0.end, end)
+        }
+    }
+
+    /// The first damaged node found since open, if any.
+    package var damage: StorageError? { state.withLock { $0.damage } }
+
+    /// How many nodes were loaded from the file, and their encoded size.
+    package var loadStatistics: (nodes: Int, bytes: Int) {
+        (loads.load(ordering: .relaxed), loadedBytes.load(ordering: .relaxed))
+    }
+
+    /// The memory a loaded node takes, roughly: its encoded bytes and the object around them, and for an
+    /// internal node a stub (two small objects) per child.
+    private static func memoryEstimate(kind: UInt8, count: Int, bytes: Int) -> Int {
+        bytes + 64 + (kind == BTreeNodeFormat.internalKind ? count * 96 : 0)
+    }
+
+    /// The memory (estimated) of the nodes loaded since the last call, which starts the count again.
+    package func takeLoadedSinceEviction(ifOver limit: Int) -> Bool {
+        guard sinceEviction.load(ordering: .relaxed) > limit else { return false }
+        sinceEviction.store(0, ordering: .relaxed)
+        return true
+    }
+
+    /// Calls `body` with the node at `offset` (its body checked against its CRC), or records and returns the
+    /// damage.
+    func withNode<R>(
+        at offset: UInt64, _ body: (_ kind: UInt8, _ count: Int, _ body: UnsafeRawBufferPointer) -> R?
+    ) -> Result<R, StorageError> {
+        let (region, end) = state.withLock { ($0.region, $0.end) }
+        let damaged = { (what: String) -> Result<R, StorageError> in
+            let error = StorageError(
+                .corrupted,
+                "The index node at byte \(offset) of '\(self.path)' is damaged (\(what)). Restore the file from a "
+                    + "backup, or open it with checkpoints ignored to rebuild the indexes from the log.",
+                offset: FileOffset(offset))
+            self.state.withLock { if $0.damage == nil { $0.damage = error } }
+            return .failure(error)
+        }
+        let headerSize = UInt64(BTreeNodeFormat.headerSize)
+        guard offset >= UInt64(FileHeader.size), offset <= end, end - offset >= headerSize,
+            end <= UInt64(region.length)
+        else { return damaged("it lies outside the file") }
+        var header = ByteReader(region.bytes(at: Int(offset), count: BTreeNodeFormat.headerSize))
+        let kind = header.uint8()
+        let zero = header.uint8()
+        let count = Int(header.uint16())
+        let length = UInt64(header.uint32())
+        let crc = header.uint32()
+        guard kind == BTreeNodeFormat.leafKind || kind == BTreeNodeFormat.internalKind, zero == 0, count > 0,
+            count <= BTreeLayout.fanout, length <= end - offset - headerSize
+        else { return damaged("its header is not a node's") }
+        let bytes = region.bytes(at: Int(offset + headerSize), count: Int(length))
+        guard CRC32C.checksum(bytes) == crc else { return damaged("checksum mismatch") }
+        guard let result = body(kind, count, bytes) else { return damaged("its entries cannot be read") }
+        loads.add(1, ordering: .relaxed)
+        loadedBytes.add(Int(length) + BTreeNodeFormat.headerSize, ordering: .relaxed)
+        sinceEviction.add(Self.memoryEstimate(kind: kind, count: count, bytes: Int(length)), ordering: .relaxed)
+        return .success(result)
+    }
+}
+
+extension PersistentBTree {
+    /// A node that is in the file and is loaded on first use: what a not-yet-loaded child slot holds (inside
+    /// a stub ``Node``, see ``Node/stubSource``).
+    ///
+    /// ## Thread safety (why `@unchecked Sendable` is sound)
+    /// `offset`, `store` and `decoder` never change. `loaded` goes once from 0 to a retained node, by a
+    /// compare-and-exchange, and never back; the node it publishes is fully built before the exchange
+    /// (release ordering) and read after an acquiring load, and nobody writes it afterwards (its owner
+    /// token is 0, which no transaction holds, so every mutation copies it). Two threads that load at once
+    /// both decode; the loser releases its copy.
+    final class NodeSource: @unchecked Sendable {
+        let offset: UInt64
+        /// The number of entries under the node (its parent's subtree count, or the tree's count for a
+        /// root), and the fewest elements it may hold (1 or 2 for a root, else half the fanout): checked
+        /// when it is loaded, so that a crafted file cannot make rank, select or rebalancing go wrong.
+        let entries: Int
+        let minimum: Int
+        let store: NodeStore
+        let decoder: NodeDecoder
+        /// 0, or the bits of a retained ``Node``: the loaded node.
+        private let loaded = Atomic<UInt>(0)
+
+        init(offset: UInt64, entries: Int, minimum: Int, store: NodeStore, decoder: NodeDecoder) {
+            self.offset = offset
+            self.entries = entries
+            self.minimum = minimum
+            self.store = store
+            self.decoder = decoder
+        }
+
+        deinit {
+            let bits = loaded.load(ordering: .acquiring)
+            if bits != 0 { Unmanaged<Node>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+        }
+
+        /// The node, loaded on first use; alive as long as this source is. Not retained.
+        @inline(__always)
+        func node() -> Unmanaged<Node> {
+            let bits = loaded.load(ordering: .acquiring)
+            if bits != 0 { return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits)!) }
+            return load()
+        }
+
+        private func load() -> Unmanaged<Node> {
+            let node = Unmanaged.passRetained(decoder.load(self))
+            let bits = UInt(bitPattern: node.toOpaque())
+            let (exchanged, current) = loaded.compareExchange(
+                expected: 0, desired: bits, successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
+            if exchanged { return node }
+            node.release()
+            return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: current)!)
+        }
+    }
+
+    /// Decodes the nodes of one kind of tree (a class so that every stub of a tree shares one).
+    ///
+    /// A node that cannot be loaded (damaged bytes, see ``NodeStore/withNode(at:_:)``) reads as the node
+    /// `repair` builds for it, or, when there is no repair, as an empty leaf, and the damage is recorded
+    /// in the store: the engine then refuses writes (`corrupted`, with the offset).
+    final class NodeDecoder: Sendable {
+        /// Decodes the body of the node of a source (kind, count, body bytes), children as stubs.
+        let decode: @Sendable (UInt8, Int, UnsafeRawBufferPointer, NodeSource) -> Node?
+
+        init(decode: @escaping @Sendable (UInt8, Int, UnsafeRawBufferPointer, NodeSource) -> Node?) {
+            self.decode = decode
+        }
+
+        func load(_ source: NodeSource) -> Node {
+            let result = source.store.withNode(at: source.offset) { kind, count, body -> Node? in
+                guard count >= source.minimum else { return nil }
+                return decode(kind, count, body, source)
+            }
+            switch result {
+            case .success(let node): return node
+            case .failure: return Node.make(isLeaf: true, owner: 0)
+            }
+        }
+    }
+}
+
+extension PersistentBTree.Node {
+    /// A node of the file, not loaded yet: a placeholder whose ``stubSource`` loads it on first use.
+    static func makeStub(_ source: PersistentBTree.NodeSource) -> PersistentBTree.Node {
+        unsafeDowncast(
+            create(minimumCapacity: 0) { _ in
+                BTreeNodeHeader(
+                    owner: 0, count: 0, isLeaf: false, source: Unmanaged<AnyObject>.passRetained(source))
+            },
+            to: PersistentBTree.Node.self)
+    }
+}
+
+extension PersistentBTree {
+    /// `node`, or for a stub the node it stands for (loaded on first use). Not retained: the stub keeps the
+    /// loaded node alive, and the caller keeps the stub alive.
+    @inline(__always)
+    static func resolve(_ node: Unmanaged<Node>) -> Unmanaged<Node> {
+        node._withUnsafeGuaranteedRef { node in
+            guard let source = node.stubSource else { return nil }
+            return Unmanaged<NodeSource>.fromOpaque(source.toOpaque())._withUnsafeGuaranteedRef { $0.node() }
+        } ?? node
+    }
+
+    /// `node` resolved (see ``resolve(_:)``), retained.
+    @inline(__always)
+    static func resolved(_ node: Node) -> Node {
+        guard node.stubSource != nil else { return node }
+        return resolve(Unmanaged.passUnretained(node)).takeUnretainedValue()
+    }
+
+    /// A tree whose root is the node at `offset` in the file, with `count` entries; nothing is read
+    /// until the tree is used.
+    init(fileRoot offset: UInt64, count: Int, store: NodeStore, decoder: NodeDecoder) {
+        self.init()
+        guard count > 0 else { return }
+        root = Node.makeStub(NodeSource(offset: offset, entries: count, minimum: 1, store: store, decoder: decoder))
+        self.count = count
+    }
+
+    /// The same entries, with every node that came from the file replaced by a fresh stub: the nodes
+    /// loaded so far are released once no older copy of the tree uses them (the engine's node cache
+    /// eviction). Nodes not in the file (changed since the last checkpoint) are kept, and copied when a
+    /// child below them changes.
+    ///
+    /// - Complexity: O(nodes changed since the last checkpoint).
+    func unloaded() -> PersistentBTree {
+        guard let root else { return self }
+        var tree = self
+        tree.root = Self.unloaded(root)
+        return tree
+    }
+
+    private static func unloaded(_ node: Node) -> Node {
+        if let source = node.stubSource {
+            let old = Unmanaged<NodeSource>.fromOpaque(source.toOpaque()).takeUnretainedValue()
+            return Node.makeStub(
+                NodeSource(
+                    offset: old.offset, entries: old.entries, minimum: old.minimum, store: old.store,
+                    decoder: old.decoder))
+        }
+        if node.isLeaf { return node }
+        var copy: Node?
+        for index in 0..<node.count {
+            let child = node.children[index]
+            let fresh = unloaded(child)
+            if fresh === child { continue }
+            if copy == nil { copy = node.copy(owner: 0) }
+            copy.unsafelyUnwrapped.children[index] = fresh
+        }
+        return copy ?? node
+    }
+}
+
+extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
+    /// The decoder of this tree type's nodes.
+    static func makeDecoder() -> NodeDecoder {
+        NodeDecoder { kind, count, body, source in
+            var reader = ByteReader(body)
+            if kind == BTreeNodeFormat.leafKind {
+                guard count == source.entries else { return nil }
+                let node = Node.make(isLeaf: true, owner: 0)
+                var keys: [Key] = []
+                keys.reserveCapacity(count)
+                for _ in 0..<count {
+                    guard let key = Key.decode(from: &reader), keys.last.map({ $0 < key }) ?? true else { return nil }
+                    keys.append(key)
+                }
+                node.keys.initialize(from: keys, count: count)
+                var values = 0
+                defer { node.count = values }
+                // On a bad value the keys must still be released: the node's count covers the values read.
+                for _ in 0..<count {
+                    guard let value = Value.decode(from: &reader), !reader.overrun else {
+                        node.keys.advanced(by: values).deinitialize(count: count - values)
+                        return nil
+                    }
+                    (node.values + values).initialize(to: value)
+                    values += 1
+                }
+                guard reader.isAtEnd else { return nil }
+                return node
+            }
+            var offsets: [UInt64] = []
+            var counts: [Int] = []
+            var total = 0
+            for _ in 0..<count {
+                // Children come before their parent: no walk can loop.
+                let offset = reader.uint64()
+                guard offset < source.offset else { return nil }
+                offsets.append(offset)
+            }
+            for _ in 0..<count {
+                let entries = reader.uint64()
+                guard entries > 0, entries <= UInt64(source.entries - total) else { return nil }
+                counts.append(Int(entries))
+                total += Int(entries)
+            }
+            guard total == source.entries, count >= 2 else { return nil }
+            var separators: [Key] = []
+            for _ in 0..<(count - 1) {
+                guard let key = Key.decode(from: &reader), separators.last.map({ $0 < key }) ?? true else {
+                    return nil
+                }
+                separators.append(key)
+            }
+            guard !reader.overrun, reader.isAtEnd else { return nil }
+            let node = Node.make(isLeaf: false, owner: 0)
+            node.keys.initialize(from: separators, count: count - 1)
+            node.subtreeCounts.initialize(from: counts, count: count)
+            for (index, offset) in offsets.enumerated() {
+                let child = NodeSource(
+                    offset: offset, entries: counts[index], minimum: minFill, store: source.store,
+                    decoder: source.decoder)
+                (node.children + index).initialize(to: Node.makeStub(child))
+            }
+            node.count = count
+            return node
+        }
+    }
+
+    /// Appends every node of the tree that `store`'s file does not hold yet to `out` (children before
+    /// parents), as ``BTreeNodeFormat`` describes, and returns the file offset of the root (nil for an empty
+    /// tree). `base` is the file offset of `out`'s first byte. A node of another store (the file before a
+    /// compaction) is loaded and written again.
+    ///
+    /// - Complexity: O(nodes changed since the last checkpoint).
+    func writeNodes(to out: inout ByteWriter, base: UInt64, store: NodeStore) -> UInt64? {
+        guard let root else { return nil }
+        return Self.write(root, to: &out, base: base, store: store)
+    }
+
+    private static func write(_ node: Node, to out: inout ByteWriter, base: UInt64, store: NodeStore) -> UInt64 {
+        if let source = node.stubSource {
+            let (offset, inFile) = Unmanaged<NodeSource>.fromOpaque(source.toOpaque())._withUnsafeGuaranteedRef {
+                ($0.offset, $0.store === store)
+            }
+            if inFile { return offset }
+            return write(resolved(node), to: &out, base: base, store: store)
+        }
+        var body = ByteWriter(capacity: 4096)
+        if node.isLeaf {
+            for index in 0..<node.count { node.keys[index].encode(to: &body) }
+            for index in 0..<node.count { node.values[index].encode(to: &body) }
+        } else {
+            var offsets: [UInt64] = []
+            offsets.reserveCapacity(node.count)
+            for index in 0..<node.count {
+                offsets.append(write(node.children[index], to: &out, base: base, store: store))
+            }
+            for offset in offsets { body.append(offset) }
+            for index in 0..<node.count { body.append(UInt64(node.subtreeCounts[index])) }
+            for index in 0..<(node.count - 1) { node.keys[index].encode(to: &body) }
+        }
+        let offset = base + UInt64(out.count)
+        out.append(node.isLeaf ? BTreeNodeFormat.leafKind : BTreeNodeFormat.internalKind)
+        out.append(UInt8(0))
+        out.append(UInt16(node.count))
+        out.append(UInt32(body.count))
+        out.append(CRC32C.checksum(body.bytes))
+        out.append(body.bytes)
+        return offset
+    }
+}
+
+// MARK: Encodings of the engine's keys and values
+
+extension Int64: NodeCodable {
+    package func encode(to writer: inout ByteWriter) { writer.append(self) }
+    package static func decode(from reader: inout ByteReader) -> Int64? { reader.int64() }
+}
+
+extension UInt32: NodeCodable {
+    package func encode(to writer: inout ByteWriter) { writer.append(self) }
+    package static func decode(from reader: inout ByteReader) -> UInt32? { reader.uint32() }
+}
+
+extension ObjectKey: NodeCodable {
+    package func encode(to writer: inout ByteWriter) { writer.append(rawValue) }
+    package static func decode(from reader: inout ByteReader) -> ObjectKey? { ObjectKey(reader.int64()) }
+}
+
+extension TableID: NodeCodable {
+    package func encode(to writer: inout ByteWriter) { writer.append(rawValue) }
+    package static func decode(from reader: inout ByteReader) -> TableID? { TableID(reader.uint32()) }
+}
+
+extension Present: NodeCodable {
+    package func encode(to writer: inout ByteWriter) {}
+    package static func decode(from reader: inout ByteReader) -> Present? { Present() }
+}
+
+extension RowLocation: NodeCodable {
+    package func encode(to writer: inout ByteWriter) {
+        writer.append(offset)
+        writer.append(length)
+    }
+    package static func decode(from reader: inout ByteReader) -> RowLocation? {
+        RowLocation(offset: reader.uint64(), length: reader.uint32())
+    }
+}
+
+extension PrimaryKeyEntry: NodeCodable {
+    package func encode(to writer: inout ByteWriter) {
+        object.encode(to: &writer)
+        location.encode(to: &writer)
+    }
+    package static func decode(from reader: inout ByteReader) -> PrimaryKeyEntry? {
+        guard let object = ObjectKey.decode(from: &reader), let location = RowLocation.decode(from: &reader) else {
+            return nil
+        }
+        return PrimaryKeyEntry(object: object, location: location)
+    }
+}
+
+extension IndexKey: NodeCodable {
+    /// `case: u8` (0 null, 1 int, 2 double, 3 string, 4 uuid, 5 objectId), then the payload.
+    package func encode(to writer: inout ByteWriter) {
+        switch self {
+        case .null: writer.append(UInt8(0))
+        case .int(let value):
+            writer.append(UInt8(1))
+            writer.append(value)
+        case .double(let value):
+            writer.append(UInt8(2))
+            writer.append(value.bitPattern)
+        case .string(let value):
+            writer.append(UInt8(3))
+            writer.appendString(value)
+        case .uuid(let high, let low):
+            writer.append(UInt8(4))
+            writer.append(high)
+            writer.append(low)
+        case .objectId(let high, let low):
+            writer.append(UInt8(5))
+            writer.append(high)
+            writer.append(low)
+        }
+    }
+
+    package static func decode(from reader: inout ByteReader) -> IndexKey? {
+        switch reader.uint8() {
+        case 0: .null
+        case 1: .int(reader.int64())
+        case 2: .double(Double(bitPattern: reader.uint64()))
+        case 3: .string(reader.string())
+        case 4: .uuid(reader.uint64(), reader.uint64())
+        case 5: .objectId(reader.uint64(), reader.uint32())
+        default: nil
+        }
+    }
+}
+
+extension IndexEntry: NodeCodable {
+    package func encode(to writer: inout ByteWriter) {
+        key.encode(to: &writer)
+        object.encode(to: &writer)
+    }
+    package static func decode(from reader: inout ByteReader) -> IndexEntry? {
+        guard let key = IndexKey.decode(from: &reader), let object = ObjectKey.decode(from: &reader) else {
+            return nil
+        }
+        return IndexEntry(key, object)
+    }
+}
+
+extension BacklinkKey: NodeCodable {
+    package func encode(to writer: inout ByteWriter) {
+        target.encode(to: &writer)
+        targetKey.encode(to: &writer)
+        source.encode(to: &writer)
+        writer.append(column)
+        sourceKey.encode(to: &writer)
+    }
+    package static func decode(from reader: inout ByteReader) -> BacklinkKey? {
+        guard let target = TableID.decode(from: &reader), let targetKey = ObjectKey.decode(from: &reader),
+            let source = TableID.decode(from: &reader)
+        else { return nil }
+        let column = Int32(bitPattern: reader.uint32())
+        guard let sourceKey = ObjectKey.decode(from: &reader) else { return nil }
+        return BacklinkKey(target: target, targetKey: targetKey, source: source, column: column, sourceKey: sourceKey)
+    }
+}

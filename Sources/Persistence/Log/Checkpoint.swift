@@ -1,0 +1,226 @@
+/// A checkpoint: where the indexes of one version are in the file, so that open reads a few hundred bytes
+/// instead of replaying the whole log (format 2).
+///
+/// A checkpoint is two records, appended by ``StorageEngine`` under the write lock once every commit
+/// before it is durable:
+///
+/// ```text
+///  ... | commit v | nodes record (kind 2) | checkpoint record (kind 3) | commit v+1 | ...
+///                  ^ nodesStart            ^ the roots of every tree of version v
+/// ```
+/// 1. a **nodes record** holding every B+tree node that changed since the previous checkpoint
+///    (``BTreeNodeFormat``; unchanged nodes are referenced where an earlier checkpoint wrote them), then
+///    an `fdatasync`;
+/// 2. a **checkpoint record** (this type) with the roots and counts of every tree, the schema and the
+///    table counters. Its durability watermark lies at or past the end of the nodes record, which proves
+///    the nodes were durable before it was written: a power loss cannot leave a checkpoint record whose
+///    nodes were lost.
+///
+/// ```text
+///  checkpoint payload (after the record's watermark)
+///   version u64 | schemaVersion u64 | replayFrom u64 | nodesStart u64 | nodesEnd u64 | liveBytes u64
+///   | flags u8 (bit 0: the log had links to missing objects) | backlinks tree
+///   | schema (a schema operation, CommitPayload) | per table, in the schema's order:
+///     rows tree | integer primary keys tree | other primary keys tree | indexCount u16 | (column u16 | tree)*
+///  tree := root u64 (file offset of the root node; 0 when empty) | count u64
+/// ```
+/// `replayFrom` is the end of version `version`'s commit record; it equals `nodesStart`, since nothing
+/// else is appended while a checkpoint is written. Open finds the newest checkpoint record by walking
+/// back from the end of the file through the record footers, builds the version from it without reading
+/// a node, and replays the commits after it (see ``StorageEngine``). Nodes are read when first used.
+package struct Checkpoint: Sendable, Equatable {
+    /// A tree's root node (0: empty) and entry count.
+    package struct TreeRoot: Sendable, Equatable {
+        package var offset: UInt64
+        package var count: Int
+        package static let empty = TreeRoot(offset: 0, count: 0)
+    }
+
+    package struct Table: Sendable, Equatable {
+        package var entry: CommitPayload.TableEntry
+        package var rows: TreeRoot
+        package var integerKeys: TreeRoot
+        package var otherKeys: TreeRoot
+        /// Secondary indexes by column, in column order.
+        package var indexes: [Int: TreeRoot]
+    }
+
+    package var version: Version
+    package var schemaVersion: UInt64
+    package var replayFrom: UInt64
+    package var nodesStart: UInt64
+    package var nodesEnd: UInt64
+    package var liveBytes: UInt64
+    package var danglingLinks: Bool
+    package var backlinks: TreeRoot
+    package var tables: [Table]
+
+    package init(
+        version: Version, schemaVersion: UInt64, replayFrom: UInt64, nodesStart: UInt64, nodesEnd: UInt64,
+        liveBytes: UInt64, danglingLinks: Bool, backlinks: TreeRoot, tables: [Table]
+    ) {
+        self.version = version
+        self.schemaVersion = schemaVersion
+        self.replayFrom = replayFrom
+        self.nodesStart = nodesStart
+        self.nodesEnd = nodesEnd
+        self.liveBytes = liveBytes
+        self.danglingLinks = danglingLinks
+        self.backlinks = backlinks
+        self.tables = tables
+    }
+
+    package func encoded() -> [UInt8] {
+        var w = ByteWriter(capacity: 256)
+        w.append(version.rawValue)
+        w.append(schemaVersion)
+        w.append(replayFrom)
+        w.append(nodesStart)
+        w.append(nodesEnd)
+        w.append(liveBytes)
+        w.append(UInt8(danglingLinks ? 1 : 0))
+        Self.append(backlinks, to: &w)
+        CommitPayload.appendSchema(tables.map(\.entry), version: schemaVersion, to: &w)
+        for table in tables {
+            Self.append(table.rows, to: &w)
+            Self.append(table.integerKeys, to: &w)
+            Self.append(table.otherKeys, to: &w)
+            w.append(UInt16(table.indexes.count))
+            for column in table.indexes.keys.sorted() {
+                w.append(UInt16(column))
+                Self.append(table.indexes[column]!, to: &w)
+            }
+        }
+        return w.bytes
+    }
+
+    private static func append(_ tree: TreeRoot, to w: inout ByteWriter) {
+        w.append(tree.offset)
+        w.append(UInt64(tree.count))
+    }
+
+    /// Parses a checkpoint record's body (after the watermark), found at `offset` in the file.
+    /// - Throws: `.corrupted` if it is malformed or disagrees with itself.
+    package init(decoding payload: UnsafeRawBufferPointer, at offset: Int, path: String) throws(StorageError) {
+        let bad = { (what: String) in
+            StorageError(
+                .corrupted,
+                "'\(path)' has a checkpoint at byte \(offset) whose checksum is valid but whose \(what) is malformed. "
+                    + "The file was written by an incompatible or faulty program; restore it from a backup.",
+                offset: FileOffset(offset))
+        }
+        var r = ByteReader(payload)
+        let version = Version(r.uint64())
+        let schemaVersion = r.uint64()
+        let replayFrom = r.uint64()
+        let nodesStart = r.uint64()
+        let nodesEnd = r.uint64()
+        let liveBytes = r.uint64()
+        let danglingLinks = r.uint8() & 1 == 1
+        func tree() -> TreeRoot? {
+            let root = r.uint64()
+            let count = r.uint64()
+            // A root lies before the checkpoint's end of nodes; an empty tree has none.
+            guard count <= UInt64(Int.max), (root == 0) == (count == 0), root < nodesEnd else { return nil }
+            return TreeRoot(offset: root, count: Int(count))
+        }
+        guard let backlinks = tree() else { throw bad("backlink index") }
+        guard r.uint8() == CommitPayload.Op.schema.rawValue else { throw bad("schema") }
+        let schema = try CommitPayload.readSchema(&r, at: offset, path: path)
+        guard schema.version == schemaVersion else { throw bad("schema version") }
+        try Replay.validate(schema.tables, path: path, at: offset)
+        var tables: [Table] = []
+        var ids = Set<TableID>()
+        for entry in schema.tables {
+            guard ids.insert(entry.id).inserted, let rows = tree(), let integers = tree(), let others = tree() else {
+                throw bad("table roots")
+            }
+            let indexCount = Int(r.uint16())
+            let indexed = Set(
+                entry.schema.columns.indices.filter {
+                    entry.schema.columns[$0].isIndexed && !entry.schema.columns[$0].isPrimaryKey
+                })
+            var indexes: [Int: TreeRoot] = [:]
+            for _ in 0..<indexCount {
+                let column = Int(r.uint16())
+                guard indexed.contains(column), indexes[column] == nil, let root = tree() else {
+                    throw bad("index roots")
+                }
+                indexes[column] = root
+            }
+            guard indexes.count == indexed.count,
+                entry.schema.primaryKeyColumn != nil || integers.count + others.count == 0
+            else { throw bad("index roots") }
+            tables.append(Table(entry: entry, rows: rows, integerKeys: integers, otherKeys: others, indexes: indexes))
+        }
+        guard !r.overrun, r.isAtEnd, replayFrom == nodesStart, nodesStart <= nodesEnd,
+            nodesEnd <= UInt64(offset), replayFrom >= UInt64(FileHeader.size), version > .zero
+        else { throw bad("layout") }
+        self.init(
+            version: version, schemaVersion: schemaVersion, replayFrom: replayFrom, nodesStart: nodesStart,
+            nodesEnd: nodesEnd, liveBytes: liveBytes, danglingLinks: danglingLinks, backlinks: backlinks,
+            tables: tables)
+    }
+}
+
+extension DatabaseState {
+    /// The version a checkpoint describes, its trees read from `store` when first used. O(tables).
+    package init(checkpoint: Checkpoint, store: NodeStore) {
+        self.init()
+        version = checkpoint.version
+        schemaVersion = checkpoint.schemaVersion
+        liveBytes = checkpoint.liveBytes
+        endOffset = checkpoint.replayFrom
+        backlinks = Self.tree(checkpoint.backlinks, store, Self.backlinkDecoder)
+        var tables: [TableID: TableState] = [:]
+        for table in checkpoint.tables {
+            var state = TableState(id: table.entry.id, schema: table.entry.schema)
+            state.nextKey = table.entry.nextKey
+            state.rows = Self.tree(table.rows, store, Self.rowDecoder)
+            state.primaryIndex.integers = Self.tree(table.integerKeys, store, Self.integerKeyDecoder)
+            state.primaryIndex.others = Self.tree(table.otherKeys, store, Self.otherKeyDecoder)
+            for (column, root) in table.indexes { state.indexes[column] = Self.tree(root, store, Self.indexDecoder) }
+            tables[table.entry.id] = state
+            tableIDs[table.entry.schema.name] = table.entry.id
+        }
+        self.tables = TableStore(tables)
+    }
+
+    private static func tree<K, V>(
+        _ root: Checkpoint.TreeRoot, _ store: NodeStore, _ decoder: PersistentBTree<K, V>.NodeDecoder
+    ) -> PersistentBTree<K, V> {
+        PersistentBTree(fileRoot: root.offset, count: root.count, store: store, decoder: decoder)
+    }
+
+    // One decoder per kind of tree, shared by all of them (decoders hold no state).
+    private static let rowDecoder = PersistentBTree<ObjectKey, RowLocation>.makeDecoder()
+    private static let integerKeyDecoder = PersistentBTree<Int64, PrimaryKeyEntry>.makeDecoder()
+    private static let otherKeyDecoder = PersistentBTree<IndexKey, PrimaryKeyEntry>.makeDecoder()
+    private static let indexDecoder = PersistentBTree<IndexEntry, Present>.makeDecoder()
+    private static let backlinkDecoder = PersistentBTree<BacklinkKey, UInt32>.makeDecoder()
+
+    /// Appends every node of this version's trees that `store` does not hold yet to `out` (whose first
+    /// byte will be at file offset `base`) and returns the checkpoint that describes the version.
+    /// `nodesStart` and `nodesEnd` are the caller's to fill in.
+    package func writeCheckpointNodes(
+        to out: inout ByteWriter, base: UInt64, store: NodeStore, danglingLinks: Bool
+    ) -> Checkpoint {
+        func root<K: NodeCodable, V: NodeCodable>(_ tree: PersistentBTree<K, V>) -> Checkpoint.TreeRoot {
+            guard let offset = tree.writeNodes(to: &out, base: base, store: store) else { return .empty }
+            return Checkpoint.TreeRoot(offset: offset, count: tree.count)
+        }
+        var tables: [Checkpoint.Table] = []
+        for table in orderedTables {
+            var indexes: [Int: Checkpoint.TreeRoot] = [:]
+            for column in table.indexes.keys.sorted() { indexes[column] = root(table.indexes[column]!) }
+            tables.append(
+                Checkpoint.Table(
+                    entry: CommitPayload.TableEntry(id: table.id, schema: table.schema, nextKey: table.nextKey),
+                    rows: root(table.rows), integerKeys: root(table.primaryIndex.integers),
+                    otherKeys: root(table.primaryIndex.others), indexes: indexes))
+        }
+        return Checkpoint(
+            version: version, schemaVersion: schemaVersion, replayFrom: endOffset, nodesStart: 0, nodesEnd: 0,
+            liveBytes: liveBytes, danglingLinks: danglingLinks, backlinks: root(backlinks), tables: tables)
+    }
+}
