@@ -15,6 +15,8 @@ struct Options: Sendable {
     /// `--quick`, `--json`, `--only`, `--dir`, `--runs` (default 3; 1 with --quick).
     var common = CommonOptions()
     var objects: Int?
+    /// `--open-probe PATH KEY`: run as the `open` benchmark's child.
+    var openProbe: (path: String, key: Int)?
 
     static let usage = """
         usage: object-bench [--quick] [--json FILE] [--only NAME[,NAME...]] [--dir DIR] [--runs N] [--objects N]
@@ -39,8 +41,12 @@ struct Options: Sendable {
         let common = try CommonOptions.parse(
             arguments, benchmarks: Benchmark.self, usage: usage, runsMinimum: 1, commasInNumbers: true
         ) { flag, reader in
-            guard flag == "--objects" else { return false }
-            options.objects = try reader.integer(flag, minimum: 1000)
+            switch flag {
+            case "--objects": options.objects = try reader.integer(flag, minimum: 1000)
+            case "--open-probe":
+                options.openProbe = (try reader.value(flag), try reader.integer(flag, minimum: 0))
+            default: return false
+            }
             return true
         }
         options.common = common
@@ -56,4 +62,7 @@ do {
     exit(2)
 }
 
+if let probe = options.openProbe {
+    exit(await Workloads.openProbeChild(path: probe.path, key: probe.key))
+}
 exit(await Runner.main(options))
