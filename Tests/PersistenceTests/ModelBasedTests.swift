@@ -34,13 +34,26 @@ struct ModelBasedTests {
         #expect(problems.isEmpty, "\(problems.prefix(3))")
     }
 
-    @Test("25k random operations (100k: ACTORSTORE_LONG=1) agree with a Dictionary; held snapshots never change")
+    /// An engine on `fs` whose node cache holds almost nothing: loaded nodes are dropped at nearly every
+    /// snapshot, so that reads keep loading nodes from the file.
+    static func smallCacheEngine(_ fs: MemoryFileSystem) async throws -> StorageEngine {
+        var configuration = StorageEngine.Configuration(
+            path: "/db/test.store", fileSystem: fs, durability: .none, autoCompaction: nil)
+        configuration.nodeCacheLimit = 4 << 10
+        return try await StorageEngine.open(configuration)
+    }
+
+    @Test(
+        "25k random operations (100k: ACTORSTORE_LONG=1), checkpoints, cache evictions and reopens agree with a Dictionary; held snapshots never change"
+    )
     func randomOperations() async throws {
         let seed = testSeed("model")
         let target = TestDepth.long ? 100_000 : 25_000
         var rng = SplitMix64(seed: seed)
         let fs = MemoryFileSystem()
-        let engine = try await memoryEngine(fs, durability: .none)
+        var engine = try await Self.smallCacheEngine(fs)
+        var checkpoints = 0
+        var reopens = 0
         let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
         var committed: Model = [:]
         var held: [Held] = []
@@ -82,6 +95,20 @@ struct ModelBasedTests {
                 committed = working
                 commits += 1
             }
+            // Checkpoints now and then, and a reopen (from the checkpoint close writes) more rarely; the
+            // snapshots held meanwhile keep their versions, whatever the nodes they loaded came from.
+            switch Int.random(in: 0..<100, using: &rng) {
+            case 0..<3:
+                try await engine.checkpoint()
+                checkpoints += 1
+            case 3:
+                await engine.close()
+                engine = try await Self.smallCacheEngine(fs)
+                #expect(engine.recoveryReport.checkpointVersion == engine.latestVersion)
+                #expect(engine.recoveryReport.recordsReplayed == 0)
+                reopens += 1
+            default: break
+            }
             // The published version matches the model; sometimes check every row.
             let snapshot = try engine.snapshot()
             #expect(snapshot.count(table) == committed.count)
@@ -96,12 +123,17 @@ struct ModelBasedTests {
             }
         }
         for h in held { try Self.check(h.snapshot, table, against: h.model) }
+        // Reads loaded nodes from the file (again after each eviction).
+        #expect(engine.statistics.nodesLoaded > 0)
         try Self.check(try engine.snapshot(), table, against: committed)
         // Everything survives a reopen (the log replays to the same state).
         await engine.close()
         let reopened = try await memoryEngine(fs.processCrashImage(), durability: .none)
         try Self.check(try reopened.snapshot(), table, against: committed)
-        print("[model] \(operations) operations, \(commits) commits, \(rollbacks) rollbacks")
+        print(
+            "[model] \(operations) operations, \(commits) commits, \(rollbacks) rollbacks, \(checkpoints) checkpoints, "
+                + "\(reopens) reopens")
+        #expect(checkpoints > 0 && reopens > 0)
         #expect(operations >= target)
     }
 }

@@ -66,9 +66,9 @@ extension StorageEngine {
         }
         if let problem { throw problem }
         // Nothing to do: no checkpoints in a format-1 file (its first compaction upgrades it), none of an
-        // empty store, none twice of one version. A checkpoint directly follows its version's commit.
+        // empty store, none twice of one version (unless open found the last one's nodes damaged).
         guard configuration.writesCheckpoints, header.hasCheckpoints, state.version > .zero,
-            last?.version != state.version, state.endOffset == start
+            last?.version != state.version, state.endOffset <= start
         else { return }
 
         // 1. The nodes record, then a sync: a checkpoint record is only ever written over durable nodes.
@@ -220,13 +220,7 @@ extension StorageEngine {
     /// - Complexity: O(file size).
     package func verify() throws(StorageError) {
         let (region, end, snapshot) = core.withLock { ($0.region, $0.appendedEnd, $0.published) }
-        let bytes = region.bytes(at: 0, count: Int(end))
-        let outcome = try LogScanner.scan(bytes, from: FileHeader.size, path: path) { _ in }
-        if outcome.validEnd != Int(end) {
-            throw StorageError(
-                .corrupted, "'\(path)' has damaged bytes at \(outcome.validEnd), before the end of its log.",
-                offset: FileOffset(UInt64(outcome.validEnd)))
-        }
+        // The nodes first: a damaged one is named as such (a damaged record around it is found after).
         for (_, _) in snapshot.backlinks {}
         for table in snapshot.orderedTables {
             for (_, _) in table.rows {}
@@ -234,6 +228,20 @@ extension StorageEngine {
             for index in table.indexes.values { for (_, _) in index {} }
         }
         if let damage = core.withLock({ $0.nodeStore.damage }) { throw damage }
+        let bytes = region.bytes(at: 0, count: Int(end))
+        let outcome = try LogScanner.scan(bytes, from: FileHeader.size, path: path) { (entry) throws(StorageError) in
+            guard entry.payloadIsDamaged else { return }
+            throw StorageError(
+                .corrupted,
+                "The index nodes record at byte \(entry.offset) of '\(path)' is damaged (checksum mismatch). Open the "
+                    + "store with checkpoints ignored to rebuild the indexes from the log.",
+                offset: FileOffset(entry.offset))
+        }
+        if outcome.validEnd != Int(end) {
+            throw StorageError(
+                .corrupted, "'\(path)' has damaged bytes at \(outcome.validEnd), before the end of its log.",
+                offset: FileOffset(UInt64(outcome.validEnd)))
+        }
     }
 }
 

@@ -99,6 +99,9 @@ package final class StorageEngine: Sendable {
         package var discardedRecords = 0
         /// The version of the checkpoint open started from (nil: it replayed the whole log).
         package var checkpointVersion: Version?
+        /// Checkpoint nodes records whose bytes no longer match their checksum, passed over by a replay of
+        /// the whole log (the commits hold everything they do; the next checkpoint writes the nodes again).
+        package var damagedNodeRecords = 0
         /// Offset of a last-record footer that was damaged and rewritten, if any.
         package var repairedFooterAt: UInt64?
         /// Stale temporary files removed.
@@ -334,10 +337,15 @@ package final class StorageEngine: Sendable {
                     guard entry.offset != scanFrom, entry.payload.count >= 8 else { break }
                     let version = fileBytes.loadUnaligned(fromByteOffset: entry.payload.lowerBound, as: UInt64.self)
                     checkpoint = CheckpointMark(version: Version(UInt64(littleEndian: version)), end: UInt64(entry.end))
+                case .nodes where entry.payloadIsDamaged:
+                    report.damagedNodeRecords += 1
                 case .nodes, nil:
                     break
                 }
             }
+            // Opened past its checkpoints on purpose, or some of their nodes are damaged: the next checkpoint
+            // (at the latest at close) writes every node again, even for a version already checkpointed.
+            if configuration.ignoresCheckpoints || report.damagedNodeRecords > 0 { checkpoint = nil }
             var end = UInt64(outcome.validEnd)
             if !configuration.readOnly {
                 if let footerAt = outcome.damagedFooterAt, let last = lastEntry,

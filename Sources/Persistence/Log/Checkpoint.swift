@@ -24,10 +24,11 @@
 ///     rows tree | integer primary keys tree | other primary keys tree | indexCount u16 | (column u16 | tree)*
 ///  tree := root u64 (file offset of the root node; 0 when empty) | count u64
 /// ```
-/// `replayFrom` is the end of version `version`'s commit record; it equals `nodesStart`, since nothing
-/// else is appended while a checkpoint is written. Open finds the newest checkpoint record by walking
-/// back from the end of the file through the record footers, builds the version from it without reading
-/// a node, and replays the commits after it (see ``StorageEngine``). Nodes are read when first used.
+/// `replayFrom` is the end of version `version`'s commit record. Nothing but earlier checkpoints lies
+/// between it and `nodesStart` (a checkpoint is written under the write lock, of the newest version). Open
+/// finds the newest checkpoint record by walking back from the end of the file through the record
+/// footers, builds the version from it without reading a node, and replays the commits after it (see
+/// ``StorageEngine``). Nodes are read when first used.
 package struct Checkpoint: Sendable, Equatable {
     /// A tree's root node (0: empty) and entry count.
     package struct TreeRoot: Sendable, Equatable {
@@ -153,7 +154,7 @@ package struct Checkpoint: Sendable, Equatable {
             else { throw bad("index roots") }
             tables.append(Table(entry: entry, rows: rows, integerKeys: integers, otherKeys: others, indexes: indexes))
         }
-        guard !r.overrun, r.isAtEnd, replayFrom == nodesStart, nodesStart <= nodesEnd,
+        guard !r.overrun, r.isAtEnd, replayFrom <= nodesStart, nodesStart <= nodesEnd,
             nodesEnd <= UInt64(offset), replayFrom >= UInt64(FileHeader.size), version > .zero
         else { throw bad("layout") }
         self.init(

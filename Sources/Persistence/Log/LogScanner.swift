@@ -41,6 +41,9 @@ package enum LogScanner {
         package var flags: UInt8
         /// The commit body's byte range in the file: the payload after its watermark, if it has one.
         package var payload: Range<Int>
+        /// Set for a nodes record (format 2) whose payload does not match its checksum, the only damage the
+        /// scan passes on instead of throwing (see ``scan(_:from:path:visit:)``).
+        package var payloadIsDamaged = false
         /// The record's durability watermark, if it carries one (see ``Record``).
         package var watermark: UInt64?
         package var end: Int { payload.upperBound + Record.footerSize }
@@ -118,6 +121,13 @@ package enum LogScanner {
                 return Outcome(
                     validEnd: end, tornTailAt: end < size ? end : nil, damagedFooterAt: payloadEnd,
                     discardedRecords: later.count)
+            case (false, true) where header.kind == Record.Kind.nodes.rawValue:
+                // A complete nodes record whose bytes changed since: checkpoint nodes repeat what the commits
+                // hold, so the log stays whole. The visitor decides (open goes on; verify() reports it).
+                var damaged = try entry(file, o, header, payloadStart..<payloadEnd, path)
+                damaged.payloadIsDamaged = true
+                try visit(damaged)
+                o = end
             case (false, true):
                 let later = laterRecords(file, after: o, damage: o)
                 if !later.vouched && hasUnwrittenSector(file, o..<end) {

@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+
+@testable import ActorStorePersistence
+
+/// Checkpoints (format 2): open from the newest one, what triggers them, old files, the node cache and
+/// damaged nodes. Crash images, faults, bit flips and the model-based run cover them too (CrashRecoveryTests,
+/// FaultInjectionTests, ModelBasedTests).
+@Suite("Checkpoints")
+struct CheckpointTests {
+    typealias Dump = CompactionTests.Dump
+
+    /// A store with links, a primary key, an index and 500 KV rows, over a few commits.
+    static func populate(_ engine: StorageEngine) async throws -> FaultInjectionTests.World {
+        let world = try await FaultInjectionTests.seed(engine)
+        for batch in 0..<5 {
+            _ = try await engine.write { txn in
+                for i in 0..<100 {
+                    try txn.insert(world.kv, [.int(Int64(1000 + batch * 100 + i)), .string("row \(batch)-\(i)")])
+                }
+            }
+        }
+        return world
+    }
+
+    @Test("a reopened store starts from the checkpoint close wrote and replays nothing; later commits replay")
+    func reopenFromCheckpoint() async throws {
+        let fs = MemoryFileSystem(tracksDurability: true)
+        let engine = try await memoryEngine(fs)
+        let world = try await Self.populate(engine)
+        let before = try Dump(engine.snapshot())
+        await engine.close()
+
+        let reopened = try await memoryEngine(fs)
+        #expect(reopened.recoveryReport.checkpointVersion == reopened.latestVersion)
+        #expect(reopened.recoveryReport.recordsReplayed == 0)
+        #expect(try Dump(reopened.snapshot()) == before)
+        #expect(try Dump.indexProblems(reopened.snapshot()).isEmpty)
+        #expect(reopened.statistics.nodesLoaded > 0)
+        #expect(reopened.statistics.checkpointVersion == reopened.latestVersion)
+
+        // Three commits after the checkpoint, then a power loss: open replays exactly those.
+        for i in 0..<3 {
+            _ = try await reopened.write { txn in try txn.insert(world.kv, [.int(Int64(5000 + i)), .string("late")]) }
+        }
+        let after = try Dump(reopened.snapshot())
+        let crashed = try await memoryEngine(fs.powerLossImage())
+        #expect(crashed.recoveryReport.checkpointVersion == before.version)
+        #expect(crashed.recoveryReport.recordsReplayed == 3)
+        #expect(try Dump(crashed.snapshot()) == after)
+        #expect(try Dump.indexProblems(crashed.snapshot()).isEmpty)
+        #expect(crashed.mayHaveDanglingLinks == false)
+        try crashed.verify()
+        await crashed.close()
+        await reopened.close()
+    }
+
+    @Test("a checkpoint is written in the background every checkpointInterval bytes of log")
+    func automaticCheckpoints() async throws {
+        let fs = MemoryFileSystem()
+        var configuration = StorageEngine.Configuration(
+            path: "/db/test.store", fileSystem: fs, durability: .none, autoCompaction: nil)
+        configuration.checkpointInterval = 16 << 10
+        let engine = try await StorageEngine.open(configuration)
+        let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+        for i in 0..<300 {
+            _ = try await engine.write { txn in
+                try txn.insert(table, [.int(Int64(i)), .string(String(repeating: "x", count: 200))])
+            }
+        }
+        // The background checkpoint runs after a commit; wait for the one the last commits started.
+        for _ in 0..<200 where engine.statistics.bytesSinceCheckpoint >= 32 << 10 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let stats = engine.statistics
+        #expect(stats.checkpointVersion != nil)
+        #expect(stats.bytesSinceCheckpoint < 32 << 10, "\(stats.bytesSinceCheckpoint) bytes of log since the last one")
+        #expect(engine.lastCheckpointError == nil)
+        let contents = try Dump(engine.snapshot())
+        await engine.close()
+        let reopened = try await StorageEngine.open(configuration)
+        #expect(try Dump(reopened.snapshot()) == contents)
+        await reopened.close()
+    }
+
+    @Test("a format-1 file opens by replaying its log, gets no checkpoint, and its first compaction upgrades it")
+    func formatOneFile() async throws {
+        let url = try #require(
+            Bundle.module.url(forResource: "plsim2-conc-1-6", withExtension: "store", subdirectory: "Fixtures"))
+        let bytes = try [UInt8](Data(contentsOf: url))
+        #expect(bytes[8] == 1, "the fixture is a format-1 file")
+        let fs = MemoryFileSystem(files: ["/db/test.store": bytes])
+        let engine = try await memoryEngine(fs)
+        #expect(engine.recoveryReport.checkpointVersion == nil)
+        let contents = try Dump(engine.snapshot())
+        try await engine.checkpoint()
+        #expect(engine.statistics.checkpointVersion == nil, "no checkpoint in a format-1 file")
+        await engine.close()
+        let file = try #require(fs.contents(of: "/db/test.store"))
+        #expect(file[8] == 1, "closing does not change the format")
+
+        let again = try await memoryEngine(fs)
+        #expect(try Dump(again.snapshot()) == contents)
+        try await again.compact()
+        #expect(try #require(fs.contents(of: "/db/test.store"))[8] == 2, "compaction writes format 2")
+        #expect(again.statistics.checkpointVersion == again.latestVersion, "with a checkpoint")
+        await again.close()
+
+        let upgraded = try await memoryEngine(fs)
+        #expect(upgraded.recoveryReport.checkpointVersion == upgraded.latestVersion)
+        #expect(upgraded.recoveryReport.recordsReplayed == 0)
+        #expect(try Dump(upgraded.snapshot()) == contents)
+        let readOnly = try await StorageEngine.open(.init(path: "/db/test.store", fileSystem: fs, readOnly: true))
+        #expect(try Dump(readOnly.snapshot()) == contents)
+        await readOnly.close()
+        await upgraded.close()
+    }
+
+    @Test("past the node cache limit, new snapshots drop loaded nodes; a held snapshot keeps its version")
+    func nodeCacheEviction() async throws {
+        let fs = MemoryFileSystem()
+        var configuration = StorageEngine.Configuration(
+            path: "/db/test.store", fileSystem: fs, durability: .none, autoCompaction: nil)
+        let writer = try await StorageEngine.open(configuration)
+        let (table, _) = try await writer.write { txn in try txn.createTable(Fixtures.kv) }
+        _ = try await writer.write { txn in
+            for i in 0..<20_000 { try txn.insert(table, [.int(Int64(i)), .string("value \(i)")]) }
+        }
+        await writer.close()
+
+        configuration.nodeCacheLimit = 64 << 10
+        let engine = try await StorageEngine.open(configuration)
+        let held = try engine.snapshot()
+        var loads: [Int] = []
+        for _ in 0..<3 {
+            let snapshot = try engine.snapshot()
+            var count = 0
+            for (key, _) in snapshot.keys(table) {
+                guard case .int(let k) = try snapshot.value(table, key, column: 0),
+                    snapshot.object(table, primaryKey: .int(k)) == key
+                else { break }
+                count += 1
+            }
+            #expect(count == 20_000)
+            loads.append(engine.statistics.nodesLoaded)
+        }
+        // Every pass loaded the nodes again: the cache let go of them in between.
+        #expect(loads[1] - loads[0] >= loads[0] / 2 && loads[2] - loads[1] >= loads[0] / 2, "\(loads)")
+        #expect(held.count(table) == 20_000)
+        #expect(try held.value(table, ObjectKey(19_999), column: 1) == .string("value 19999"))
+        await engine.close()
+    }
+
+    @Test("a damaged node: commits are refused with its offset, verify() finds it, ignoresCheckpoints rebuilds")
+    func damagedNode() async throws {
+        let fs = MemoryFileSystem()
+        let engine = try await memoryEngine(fs)
+        let world = try await Self.populate(engine)
+        let contents = try Dump(engine.snapshot())
+        await engine.close()
+        // Damage a byte in the middle of the last nodes record: some node the store uses.
+        var file = try #require(fs.contents(of: "/db/test.store"))
+        let found = try #require(StorageEngine.newestCheckpoint(in: file.withUnsafeBytes { $0 }, path: "/db"))
+        let nodes = Int(found.checkpoint.nodesStart)..<Int(found.checkpoint.nodesEnd)
+        file[(nodes.lowerBound + nodes.upperBound) / 2] ^= 0x40
+        fs.setContents(of: "/db/test.store", to: file)
+
+        let damaged = try await memoryEngine(fs)
+        #expect(throws: StorageError.self) { try damaged.verify() }
+        let error = try #require(damaged.core.withLock { $0.nodeStore.damage })
+        #expect(error.code == .corrupted)
+        #expect(error.offset.map { nodes.contains(Int($0.rawValue)) } == true)
+        await #expect(throws: StorageError.self) {
+            _ = try await damaged.write { txn in try txn.insert(world.kv, [.int(-5), .string("refused")]) }
+        }
+        await damaged.close()
+        #expect(fs.contents(of: "/db/test.store") == file, "nothing was written over the damage")
+
+        var configuration = StorageEngine.Configuration(path: "/db/test.store", fileSystem: fs)
+        configuration.ignoresCheckpoints = true
+        let rebuilt = try await StorageEngine.open(configuration)
+        #expect(rebuilt.recoveryReport.checkpointVersion == nil)
+        #expect(rebuilt.recoveryReport.damagedNodeRecords == 1)
+        #expect(try Dump(rebuilt.snapshot()) == contents)
+        await rebuilt.close()
+        // Its close wrote a new checkpoint: a plain open uses it, and every node reads back.
+        let repaired = try await memoryEngine(fs)
+        #expect(repaired.recoveryReport.checkpointVersion == repaired.latestVersion)
+        #expect(try Dump(repaired.snapshot()) == contents)
+        #expect(throws: StorageError.self) { try repaired.verify() }  // the old damaged record is still there
+        #expect(repaired.core.withLock { $0.nodeStore.damage } == nil)
+        await repaired.close()
+    }
+}
