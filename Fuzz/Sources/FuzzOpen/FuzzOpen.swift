@@ -17,6 +17,7 @@ import FuzzSupport
 //   bit 2: shouldCompactOnLaunch answers true (compaction during open)
 //   bit 3: Configuration.objectTypes lists the fuzz models (else the classes stored in the file are used)
 //   bit 4: the write also updates a Person by primary key; bit 5: it also deletes the first AllTypes
+//   bit 6: with bit 0, fix the checksums as a format-2 file whose records keep their kinds (checkpoints)
 // This is the input format of the outside harness's `fuzzopen`, so its inputs run here unchanged.
 //
 // ACTORSTORE_FUZZ_SEEDGEN=<dir> writes seed inputs (valid small stores) to <dir> and exits instead of fuzzing.
@@ -100,7 +101,7 @@ public func fuzzOpen(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard size >= 1 else { return 0 }
     let selector = data[0]
     var bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    if selector & 1 != 0 { bytes = FuzzFraming.fixChecksums(bytes) }
+    if selector & 1 != 0 { bytes = FuzzFraming.fixChecksums(bytes, checkpoints: selector & 64 != 0) }
     removeStore()
     guard FileManager.default.createFile(atPath: storePath, contents: Data(bytes)) else {
         fatalError("fuzz-open: cannot write \(storePath)")

@@ -24,8 +24,10 @@ public enum FuzzFraming {
     public static let fileHeaderSize = 64
     /// "ACTSTORE".
     public static let fileMagic: [UInt8] = Array("ACTSTORE".utf8)
-    /// The format version this engine reads.
+    /// The format without checkpoints (commit records only), and the one with them (node and checkpoint
+    /// records, kinds 2 and 3).
     public static let formatVersion: UInt32 = 1
+    public static let checkpointFormatVersion: UInt32 = 2
     /// "ASR1", little-endian.
     public static let recordMagic: UInt32 = 0x3152_5341
     /// Record header: magic, kind, flags, reserved, length (8), payload CRC, header CRC.
@@ -41,19 +43,23 @@ public enum FuzzFraming {
     /// any record), and each record's magic, kind 1 (commit) and flags 0. A record's length is kept if it
     /// fits in the rest of the file, else reduced modulo what fits; the footer is written after the payload.
     /// Fewer than 40 bytes after the last record are left as they are (a torn tail, for the recovery scan).
-    public static func fixChecksums(_ input: [UInt8]) -> [UInt8] {
+    ///
+    /// With `checkpoints`, the file is format 2 and each record keeps its kind (folded into 1...3: commit,
+    /// nodes, checkpoint) with the watermark flag, so that mutations reach checkpoint decoding and open's walk
+    /// back through the records.
+    public static func fixChecksums(_ input: [UInt8], checkpoints: Bool = false) -> [UInt8] {
         var a = input
         guard a.count >= fileHeaderSize else { return a }
         for (i, m) in fileMagic.enumerated() { a[i] = m }
-        put32(&a, 8, formatVersion)
+        put32(&a, 8, checkpoints ? checkpointFormatVersion : formatVersion)
         put32(&a, 12, 0)
         put32(&a, 60, FuzzCRC32C.checksum(a[0..<60]))
         var o = fileHeaderSize
         let overhead = recordHeaderSize + recordFooterSize
         while o + overhead <= a.count {
             put32(&a, o, recordMagic)
-            a[o + 4] = 1
-            a[o + 5] = 0
+            a[o + 4] = checkpoints ? a[o + 4] % 3 + 1 : 1
+            a[o + 5] = checkpoints ? 2 : 0
             var length = get64(a, o + 8)
             let room = UInt64(a.count - o - overhead)
             if length > room { length %= room + 1 }

@@ -68,6 +68,19 @@ extension Realm {
         /// next commit that finds the file still over the threshold tries again.
         public var automaticCompaction = true
 
+        /// About how many bytes of index nodes read from the file a realm keeps in memory (default 64 MiB).
+        ///
+        /// A file's indexes (object keys, primary keys, indexed properties, links) are read from the file as
+        /// they are used, not at open. Past this limit, the newest version lets go of the nodes it loaded and
+        /// reads them again when needed; frozen values and other snapshots keep theirs until released.
+        public var indexCacheLimit = 64 << 20
+
+        /// Open by replaying the whole file and checking every checksum, instead of starting from its
+        /// newest checkpoint (default false). O(file size): for checking a file, and for a file whose
+        /// index nodes are damaged (`RealmError.corrupted` naming an index node); the realm then writes
+        /// them again.
+        public var verifiesWholeFileAtOpen = false
+
         /// When automatic compaction starts (tests and the crash oracle's child lower the 16 MB minimum).
         package var automaticCompactionTrigger = StorageEngine.AutoCompaction()
 
@@ -131,13 +144,15 @@ extension Realm {
             if let user = shouldCompactOnLaunch {
                 compact = { total, used in user(Int(clamping: total), Int(clamping: used)) }
             }
-            let configuration = StorageEngine.Configuration(
+            var configuration = StorageEngine.Configuration(
                 path: path, fileSystem: fs,
                 durability: durability == .full ? .full : .none,
                 readOnly: readOnly,
                 autoCompaction: automaticCompaction ? automaticCompactionTrigger : nil,
                 shouldCompactOnLaunch: compact,
                 maximumNumberOfActiveVersions: maximumNumberOfActiveVersions.map { Int(clamping: $0) })
+            configuration.nodeCacheLimit = max(indexCacheLimit, 0)
+            configuration.ignoresCheckpoints = verifiesWholeFileAtOpen
             return ("file:" + path, configuration)
         }
     }

@@ -485,7 +485,32 @@ public actor Realm {
         return Statistics(
             fileSize: Int(clamping: stats.totalBytes), usedBytes: Int(clamping: stats.liveBytes),
             version: stats.version.rawValue,
-            pinnedVersions: stats.pinnedVersions, oldestPinnedVersion: stats.oldestPinnedVersion?.rawValue)
+            pinnedVersions: stats.pinnedVersions, oldestPinnedVersion: stats.oldestPinnedVersion?.rawValue,
+            checkpointVersion: stats.checkpointVersion?.rawValue,
+            bytesSinceCheckpoint: Int(clamping: stats.bytesSinceCheckpoint), indexNodesLoaded: stats.nodesLoaded,
+            indexBytesLoaded: stats.nodeBytesLoaded)
+    }
+
+    /// Reads the whole file and checks every checksum: every record's and every index node's the newest
+    /// version uses. Opening a file checks only what follows its newest checkpoint (index nodes are checked
+    /// as they are first read), so damage to older bytes — a failing disk, a file changed by another
+    /// program — is found here, or by opening with ``Configuration/verifiesWholeFileAtOpen``.
+    ///
+    /// O(file size), off the actor's executor.
+    /// - Throws: `RealmError.corrupted` with the offset of the first damage.
+    public func verify() async throws {
+        let engine = context.engine
+        let result: Result<Void, StorageError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                do throws(StorageError) {
+                    try engine.verify()
+                    continuation.resume(returning: .success(()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        do { try result.get() } catch { throw RealmError(error) }
     }
 
     /// Why the last compaction of the file failed, or nil if the last one succeeded (or none failed).
@@ -544,6 +569,15 @@ public actor Realm {
         public var pinnedVersions: Int
         /// The oldest of them, if any.
         public var oldestPinnedVersion: UInt64?
+        /// The version of the newest checkpoint in the file: where the next open starts (nil: none yet; open
+        /// then replays the whole file).
+        public var checkpointVersion: UInt64?
+        /// Bytes of the file after the newest checkpoint: what the next open reads and replays. A checkpoint
+        /// is written when it passes 4 MiB, at close and after compaction.
+        public var bytesSinceCheckpoint: Int
+        /// Index nodes read from the file since it was opened, and their size in the file.
+        public var indexNodesLoaded: Int
+        public var indexBytesLoaded: Int
     }
 
     /// Whether the file of a configuration exists.

@@ -234,7 +234,7 @@ extension StorageEngine {
             throw StorageError(
                 .corrupted,
                 "The index nodes record at byte \(entry.offset) of '\(path)' is damaged (checksum mismatch). Open the "
-                    + "store with checkpoints ignored to rebuild the indexes from the log.",
+                    + "store with checkpoints ignored (Realm: verifiesWholeFileAtOpen) to rebuild the indexes from the log.",
                 offset: FileOffset(entry.offset))
         }
         if outcome.validEnd != Int(end) {

@@ -88,8 +88,8 @@ package final class NodeStore: Sendable {
         let damaged = { (what: String) -> Result<R, StorageError> in
             let error = StorageError(
                 .corrupted,
-                "The index node at byte \(offset) of '\(self.path)' is damaged (\(what)). Restore the file from a "
-                    + "backup, or open it with checkpoints ignored to rebuild the indexes from the log.",
+                "The index node at byte \(offset) of '\(self.path)' is damaged (\(what)). Open the file with "
+                    + "verifiesWholeFileAtOpen to rebuild its indexes from the log, or restore it from a backup.",
                 offset: FileOffset(offset))
             self.state.withLock { if $0.damage == nil { $0.damage = error } }
             return .failure(error)

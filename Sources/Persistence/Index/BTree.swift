@@ -338,7 +338,8 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
             leafReference = nil
             index = 0
             leafCount = 0
-            guard var node = root.map(PersistentBTree.resolved) else { return }
+            guard let root else { return }
+            var node = PersistentBTree.resolved(root)
             path.reserveCapacity(8)
             while !node.isLeaf {
                 path.append((node, 0))
