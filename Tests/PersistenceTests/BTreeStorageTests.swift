@@ -13,10 +13,14 @@ private final class FakeFile {
     /// The store of the last ``store()`` call: its nodes are in the file.
     var current: NodeStore?
 
+    /// The nodes the last ``write(_:)`` wrote, by identity.
+    var written: [ObjectIdentifier: UInt64] = [:]
+
     /// Appends the tree's unwritten nodes; returns the root offset.
     func write<K: NodeCodable, V: NodeCodable>(_ tree: PersistentBTree<K, V>) -> UInt64? {
         var out = ByteWriter(capacity: 1 << 16)
-        let root = tree.writeNodes(to: &out, base: UInt64(bytes.count), store: current ?? store())
+        written = [:]
+        let root = tree.writeNodes(to: &out, base: UInt64(bytes.count), store: current ?? store(), written: &written)
         bytes.append(contentsOf: out.bytes)
         return root
     }
@@ -117,6 +121,18 @@ struct BTreeStorageTests {
 
         // Dropping loaded nodes keeps the contents.
         #expect(difference(reloaded.unloaded(), changedModel) == nil)
+        #expect(secondStore.damage == nil)
+
+        // The changed tree, its written nodes replaced by stubs of the new store, then changed further: the
+        // same entries as the model (the written nodes are read from the file).
+        var rebased = changed.rebased(onto: file.written, store: secondStore, decoder: IntTree.makeDecoder())
+        #expect(difference(rebased, changedModel) == nil)
+        let third = MutationToken.next()
+        for key in Int64(0)..<200 {
+            rebased.updateValue(-key, forKey: key, token: third)
+            changedModel[key] = -key
+        }
+        #expect(difference(rebased, changedModel) == nil)
         #expect(secondStore.damage == nil)
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 
@@ -190,5 +191,71 @@ struct CheckpointTests {
         #expect(throws: StorageError.self) { try repaired.verify() }  // the old damaged record is still there
         #expect(repaired.core.withLock { $0.nodeStore.damage } == nil)
         await repaired.close()
+    }
+
+    @Test("commits go on while a checkpoint syncs its nodes; open replays those before its record too")
+    func commitsDuringCheckpointSync() async throws {
+        let base = MemoryFileSystem()
+        let gate = HoldingSyncFileSystem(base: base)
+        let engine = try await memoryEngine(gate, durability: .none)
+        let world = try await Self.populate(engine)
+        let checkpointed = engine.latestVersion
+        gate.holdNextSync()
+        let checkpoint = Task { try await engine.checkpoint() }
+        await gate.waitUntilHeld()
+        // The checkpoint holds its sync, without the write lock: commits are not held up.
+        for i in 0..<3 {
+            _ = try await engine.write { txn in try txn.insert(world.kv, [.int(Int64(7000 + i)), .string("during")]) }
+        }
+        gate.release()
+        try await checkpoint.value
+        #expect(engine.statistics.checkpointVersion == checkpointed)
+        let after = try Dump(engine.snapshot())
+        #expect(after.version == checkpointed.next.next.next)
+
+        // The three commits lie between the checkpoint's nodes and its record, and are replayed.
+        let crashed = try await memoryEngine(base.processCrashImage(), durability: .none)
+        #expect(crashed.recoveryReport.checkpointVersion == checkpointed)
+        #expect(crashed.recoveryReport.recordsReplayed == 3)
+        #expect(try Dump(crashed.snapshot()) == after)
+        #expect(try Dump.indexProblems(crashed.snapshot()).isEmpty)
+        try crashed.verify()
+        await crashed.close()
+        await engine.close()
+    }
+}
+
+/// Forwards to a base file system; when armed, holds the next `sync` until released.
+private final class HoldingSyncFileSystem: ForwardingFileSystem {
+    let base: any FileSystem
+    var forwardee: any FileSystem { base }
+    private let armed = Locked(false)
+    private let held = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    init(base: any FileSystem) { self.base = base }
+
+    func holdNextSync() { armed.withLock { $0 = true } }
+    func release() { released.signal() }
+    /// Returns once a sync is being held (the waiting happens on a Dispatch thread).
+    func waitUntilHeld() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.held.wait()
+                continuation.resume()
+            }
+        }
+    }
+
+    func sync(_ file: OpenFile) throws(StorageError) {
+        let hold = armed.withLock { armed in
+            defer { armed = false }
+            return armed
+        }
+        if hold {
+            held.signal()
+            released.wait()
+        }
+        try base.sync(file)
     }
 }

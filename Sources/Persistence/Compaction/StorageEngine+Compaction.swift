@@ -29,6 +29,7 @@ extension StorageEngine {
             throw error
         }
         core.withLock { $0.lastCompactionError = nil }
+        await checkpointAfterCompaction()
     }
 
     /// Writes a compacted copy of the newest durable version to `destination` (which must not exist), or,
@@ -99,6 +100,7 @@ extension StorageEngine {
             if self.compactionLock.tryLock() {
                 ran = true
                 do throws(StorageError) { try await self.compactNow() } catch { failure = error }
+                if failure == nil { await self.checkpointAfterCompaction() }
                 self.compactionLock.unlock()
             }
             self.core.withLock {
@@ -108,6 +110,17 @@ extension StorageEngine {
             }
         }
         core.withLock { $0.backgroundCompaction = task }
+    }
+
+    /// A compacted file starts with a checkpoint, so that the next open reads none of it; the caller holds
+    /// the compaction lock. Failing leaves a good compacted file without one (open replays it; the next
+    /// checkpoint comes later): the error is kept in ``lastCheckpointError``.
+    func checkpointAfterCompaction() async {
+        do throws(StorageError) {
+            try await writeCheckpoint(holdingWriteLock: false, syncing: false)
+        } catch {
+            core.withLock { $0.lastCheckpointError = error }
+        }
     }
 
     /// The error of the last compaction that failed (background ones included, which throw to no one), or
@@ -214,13 +227,6 @@ extension StorageEngine {
         fs.close(oldFile)
         if let oldLock { fs.close(oldLock) }
         if let directoryError { throw Self.poison(path, directoryError) }
-        // The new file starts with a checkpoint, so that the next open reads none of it. Failing here leaves a
-        // good compacted file without one (open replays it; the next checkpoint comes later).
-        do throws(StorageError) {
-            try await checkpointHoldingWriteLock(syncing: false)
-        } catch {
-            core.withLock { $0.lastCheckpointError = error }
-        }
     }
 }
 

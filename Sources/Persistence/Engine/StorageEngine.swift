@@ -295,11 +295,15 @@ package final class StorageEngine: Sendable {
             // With a checkpoint, only the links of the commits replayed after it are checked (see below).
             var touched: Replay.Touched?
             var checkpointHadDanglingLinks = false
+            var trustedNodesEnd = 0
             if header.hasCheckpoints, !configuration.ignoresCheckpoints,
                 let found = newestCheckpoint(in: fileBytes, path: path)
             {
                 state = DatabaseState(checkpoint: found.checkpoint, store: nodeStore)
-                scanFrom = found.offset
+                // The commits after its version: they may lie before the checkpoint record too (a checkpoint
+                // lets commits through while it syncs its nodes), among records of nodes it vouches for.
+                scanFrom = Int(found.checkpoint.replayFrom)
+                trustedNodesEnd = found.offset
                 checkpoint = CheckpointMark(version: found.checkpoint.version, end: UInt64(found.end))
                 touched = Replay.Touched()
                 checkpointHadDanglingLinks = found.checkpoint.danglingLinks
@@ -310,8 +314,9 @@ package final class StorageEngine: Sendable {
             let readRow = { (location: RowLocation) throws(StorageError) -> RowView in
                 try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
             }
-            let outcome = try LogScanner.scan(fileBytes, from: scanFrom, path: path) {
-                (entry) throws(StorageError) in
+            let outcome = try LogScanner.scan(
+                fileBytes, from: scanFrom, path: path, trustedNodesEnd: trustedNodesEnd
+            ) { (entry) throws(StorageError) in
                 let kind = Record.Kind(rawValue: entry.kind)
                 guard kind == .commit || (kind != nil && header.hasCheckpoints),
                     Record.Flags.known.isSuperset(of: Record.Flags(rawValue: entry.flags))
@@ -332,11 +337,14 @@ package final class StorageEngine: Sendable {
                     touched?.add(payload)
                     report.recordsReplayed += 1
                 case .checkpoint:
-                    // Read through (not from) by a full replay: remembered, so that the next one is written
-                    // after enough new log (its version is the first field after the watermark).
-                    guard entry.offset != scanFrom, entry.payload.count >= 8 else { break }
-                    let version = fileBytes.loadUnaligned(fromByteOffset: entry.payload.lowerBound, as: UInt64.self)
-                    checkpoint = CheckpointMark(version: Version(UInt64(littleEndian: version)), end: UInt64(entry.end))
+                    // The newest one seen is remembered, so that the next is written after enough new log
+                    // (its version is the first field after the watermark).
+                    guard entry.payload.count >= 8 else { break }
+                    let raw = fileBytes.loadUnaligned(fromByteOffset: entry.payload.lowerBound, as: UInt64.self)
+                    let version = Version(UInt64(littleEndian: raw))
+                    if version >= (checkpoint?.version ?? .zero) {
+                        checkpoint = CheckpointMark(version: version, end: UInt64(entry.end))
+                    }
                 case .nodes where entry.payloadIsDamaged:
                     report.damagedNodeRecords += 1
                 case .nodes, nil:
@@ -623,7 +631,7 @@ package final class StorageEngine: Sendable {
     package func close() async {
         await writeLock.lock()
         await waitUntilSynced()
-        if !configuration.readOnly { try? await checkpointHoldingWriteLock(syncing: true) }
+        if !configuration.readOnly { try? await writeCheckpoint(holdingWriteLock: true, syncing: true) }
         core.withLock { core in
             if !core.isClosed {
                 core.isClosed = true

@@ -343,18 +343,24 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
     /// compaction) is loaded and written again.
     ///
     /// - Complexity: O(nodes changed since the last checkpoint).
-    func writeNodes(to out: inout ByteWriter, base: UInt64, store: NodeStore) -> UInt64? {
+    /// `written` gains the offset of every node written (by node identity), for ``rebased(onto:store:)``.
+    func writeNodes(
+        to out: inout ByteWriter, base: UInt64, store: NodeStore, written: inout [ObjectIdentifier: UInt64]
+    ) -> UInt64? {
         guard let root else { return nil }
-        return Self.write(root, to: &out, base: base, store: store)
+        return Self.write(root, to: &out, base: base, store: store, written: &written)
     }
 
-    private static func write(_ node: Node, to out: inout ByteWriter, base: UInt64, store: NodeStore) -> UInt64 {
+    private static func write(
+        _ node: Node, to out: inout ByteWriter, base: UInt64, store: NodeStore,
+        written: inout [ObjectIdentifier: UInt64]
+    ) -> UInt64 {
         if let source = node.stubSource {
             let (offset, inFile) = Unmanaged<NodeSource>.fromOpaque(source.toOpaque())._withUnsafeGuaranteedRef {
                 ($0.offset, $0.store === store)
             }
             if inFile { return offset }
-            return write(resolved(node), to: &out, base: base, store: store)
+            return write(resolved(node), to: &out, base: base, store: store, written: &written)
         }
         var body = ByteWriter(capacity: 4096)
         if node.isLeaf {
@@ -364,7 +370,7 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
             var offsets: [UInt64] = []
             offsets.reserveCapacity(node.count)
             for index in 0..<node.count {
-                offsets.append(write(node.children[index], to: &out, base: base, store: store))
+                offsets.append(write(node.children[index], to: &out, base: base, store: store, written: &written))
             }
             for offset in offsets { body.append(offset) }
             for index in 0..<node.count { body.append(UInt64(node.subtreeCounts[index])) }
@@ -377,7 +383,53 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
         out.append(UInt32(body.count))
         out.append(CRC32C.checksum(body.bytes))
         out.append(body.bytes)
+        written[ObjectIdentifier(node)] = offset
         return offset
+    }
+
+    /// The same entries, with every node a checkpoint wrote (`written`: node identity → file offset, from
+    /// ``writeNodes(to:base:store:written:)``) replaced by a stub of `store`, so that its memory goes once no
+    /// snapshot uses it. The tree may have changed since the checkpoint took it: nodes changed since are
+    /// kept (and copied where a child below them is replaced).
+    ///
+    /// Sound because nodes never change once their version is published: a node the checkpoint wrote holds
+    /// what it wrote, in whatever version it is still found (`written` holds only nodes alive for the call).
+    ///
+    /// - Complexity: O(nodes in memory).
+    func rebased(onto written: [ObjectIdentifier: UInt64], store: NodeStore, decoder: NodeDecoder) -> PersistentBTree {
+        guard let root, root.stubSource == nil else { return self }
+        var tree = self
+        if let offset = written[ObjectIdentifier(root)] {
+            tree.root = Node.makeStub(
+                NodeSource(offset: offset, entries: count, minimum: 1, store: store, decoder: decoder))
+        } else {
+            tree.root = Self.rebased(root, written, store, decoder)
+        }
+        return tree
+    }
+
+    private static func rebased(
+        _ node: Node, _ written: [ObjectIdentifier: UInt64], _ store: NodeStore, _ decoder: NodeDecoder
+    ) -> Node {
+        if node.isLeaf { return node }
+        var copy: Node?
+        for index in 0..<node.count {
+            let child = node.children[index]
+            guard child.stubSource == nil else { continue }
+            let fresh: Node
+            if let offset = written[ObjectIdentifier(child)] {
+                fresh = Node.makeStub(
+                    NodeSource(
+                        offset: offset, entries: node.subtreeCounts[index], minimum: minFill, store: store,
+                        decoder: decoder))
+            } else {
+                fresh = rebased(child, written, store, decoder)
+                if fresh === child { continue }
+            }
+            if copy == nil { copy = node.copy(owner: 0) }
+            copy.unsafelyUnwrapped.children[index] = fresh
+        }
+        return copy ?? node
     }
 }
 

@@ -1,34 +1,34 @@
 /// A checkpoint: where the indexes of one version are in the file, so that open reads a few hundred bytes
 /// instead of replaying the whole log (format 2).
 ///
-/// A checkpoint is two records, appended by ``StorageEngine`` under the write lock once every commit
-/// before it is durable:
+/// A checkpoint is two records, appended by ``StorageEngine``:
 ///
 /// ```text
-///  ... | commit v | nodes record (kind 2) | checkpoint record (kind 3) | commit v+1 | ...
-///                  ^ nodesStart            ^ the roots of every tree of version v
+///  ... | commit v | nodes record (kind 2) | commit v+1 | ... | checkpoint record (kind 3) | ...
+///                  ^ nodesStart            ^ commits may come in while the nodes are synced
 /// ```
-/// 1. a **nodes record** holding every B+tree node that changed since the previous checkpoint
-///    (``BTreeNodeFormat``; unchanged nodes are referenced where an earlier checkpoint wrote them), then
-///    an `fdatasync`;
-/// 2. a **checkpoint record** (this type) with the roots and counts of every tree, the schema and the
-///    table counters. Its durability watermark lies at or past the end of the nodes record, which proves
-///    the nodes were durable before it was written: a power loss cannot leave a checkpoint record whose
-///    nodes were lost.
+/// 1. a **nodes record** holding every B+tree node of version `v` that changed since the previous
+///    checkpoint (``BTreeNodeFormat``; unchanged nodes are referenced where an earlier checkpoint wrote
+///    them), appended under the write lock, then synced without it;
+/// 2. a **checkpoint record** (this type) with the roots and counts of every tree of version `v`, the
+///    schema and the table counters. Its durability watermark lies at or past the end of the nodes
+///    record, which proves the nodes were durable before it was written: a power loss cannot leave a
+///    checkpoint record whose nodes were lost.
 ///
 /// ```text
 ///  checkpoint payload (after the record's watermark)
-///   version u64 | schemaVersion u64 | replayFrom u64 | nodesStart u64 | nodesEnd u64 | liveBytes u64
-///   | flags u8 (bit 0: the log had links to missing objects) | backlinks tree
+///   version u64 | schemaVersion u64 | replayFrom u64 | nodesStart u64 | nodesEnd u64 | recordOffset u64
+///   | liveBytes u64 | flags u8 (bit 0: the log had links to missing objects) | backlinks tree
 ///   | schema (a schema operation, CommitPayload) | per table, in the schema's order:
 ///     rows tree | integer primary keys tree | other primary keys tree | indexCount u16 | (column u16 | tree)*
 ///  tree := root u64 (file offset of the root node; 0 when empty) | count u64
 /// ```
-/// `replayFrom` is the end of version `version`'s commit record. Nothing but earlier checkpoints lies
-/// between it and `nodesStart` (a checkpoint is written under the write lock, of the newest version). Open
+/// `replayFrom` is the end of version `version`'s commit record: open replays the commits from there,
+/// passing over node and checkpoint records (the nodes before this record without reading them).
+/// `recordOffset` is where the record itself starts, so a checkpoint whose bytes moved is not used. Open
 /// finds the newest checkpoint record by walking back from the end of the file through the record
-/// footers, builds the version from it without reading a node, and replays the commits after it (see
-/// ``StorageEngine``). Nodes are read when first used.
+/// footers, and builds the version from it without reading a node (see ``StorageEngine``). Nodes are read
+/// when first used.
 package struct Checkpoint: Sendable, Equatable {
     /// A tree's root node (0: empty) and entry count.
     package struct TreeRoot: Sendable, Equatable {
@@ -51,6 +51,8 @@ package struct Checkpoint: Sendable, Equatable {
     package var replayFrom: UInt64
     package var nodesStart: UInt64
     package var nodesEnd: UInt64
+    /// Where the checkpoint record itself starts: a file whose bytes moved (a splice) has no usable one.
+    package var recordOffset: UInt64
     package var liveBytes: UInt64
     package var danglingLinks: Bool
     package var backlinks: TreeRoot
@@ -58,8 +60,9 @@ package struct Checkpoint: Sendable, Equatable {
 
     package init(
         version: Version, schemaVersion: UInt64, replayFrom: UInt64, nodesStart: UInt64, nodesEnd: UInt64,
-        liveBytes: UInt64, danglingLinks: Bool, backlinks: TreeRoot, tables: [Table]
+        recordOffset: UInt64, liveBytes: UInt64, danglingLinks: Bool, backlinks: TreeRoot, tables: [Table]
     ) {
+        self.recordOffset = recordOffset
         self.version = version
         self.schemaVersion = schemaVersion
         self.replayFrom = replayFrom
@@ -78,6 +81,7 @@ package struct Checkpoint: Sendable, Equatable {
         w.append(replayFrom)
         w.append(nodesStart)
         w.append(nodesEnd)
+        w.append(recordOffset)
         w.append(liveBytes)
         w.append(UInt8(danglingLinks ? 1 : 0))
         Self.append(backlinks, to: &w)
@@ -116,6 +120,7 @@ package struct Checkpoint: Sendable, Equatable {
         let replayFrom = r.uint64()
         let nodesStart = r.uint64()
         let nodesEnd = r.uint64()
+        let recordOffset = r.uint64()
         let liveBytes = r.uint64()
         let danglingLinks = r.uint8() & 1 == 1
         func tree() -> TreeRoot? {
@@ -154,13 +159,13 @@ package struct Checkpoint: Sendable, Equatable {
             else { throw bad("index roots") }
             tables.append(Table(entry: entry, rows: rows, integerKeys: integers, otherKeys: others, indexes: indexes))
         }
-        guard !r.overrun, r.isAtEnd, replayFrom <= nodesStart, nodesStart <= nodesEnd,
-            nodesEnd <= UInt64(offset), replayFrom >= UInt64(FileHeader.size), version > .zero
+        guard !r.overrun, r.isAtEnd, replayFrom <= nodesStart, nodesStart <= nodesEnd, nodesEnd <= recordOffset,
+            recordOffset == UInt64(offset), replayFrom >= UInt64(FileHeader.size), version > .zero
         else { throw bad("layout") }
         self.init(
             version: version, schemaVersion: schemaVersion, replayFrom: replayFrom, nodesStart: nodesStart,
-            nodesEnd: nodesEnd, liveBytes: liveBytes, danglingLinks: danglingLinks, backlinks: backlinks,
-            tables: tables)
+            nodesEnd: nodesEnd, recordOffset: recordOffset, liveBytes: liveBytes, danglingLinks: danglingLinks,
+            backlinks: backlinks, tables: tables)
     }
 }
 
@@ -204,10 +209,13 @@ extension DatabaseState {
     /// byte will be at file offset `base`) and returns the checkpoint that describes the version.
     /// `nodesStart` and `nodesEnd` are the caller's to fill in.
     package func writeCheckpointNodes(
-        to out: inout ByteWriter, base: UInt64, store: NodeStore, danglingLinks: Bool
+        to out: inout ByteWriter, base: UInt64, store: NodeStore, danglingLinks: Bool,
+        written: inout [ObjectIdentifier: UInt64]
     ) -> Checkpoint {
         func root<K: NodeCodable, V: NodeCodable>(_ tree: PersistentBTree<K, V>) -> Checkpoint.TreeRoot {
-            guard let offset = tree.writeNodes(to: &out, base: base, store: store) else { return .empty }
+            guard let offset = tree.writeNodes(to: &out, base: base, store: store, written: &written) else {
+                return .empty
+            }
             return Checkpoint.TreeRoot(offset: offset, count: tree.count)
         }
         var tables: [Checkpoint.Table] = []
@@ -222,6 +230,28 @@ extension DatabaseState {
         }
         return Checkpoint(
             version: version, schemaVersion: schemaVersion, replayFrom: endOffset, nodesStart: 0, nodesEnd: 0,
-            liveBytes: liveBytes, danglingLinks: danglingLinks, backlinks: root(backlinks), tables: tables)
+            recordOffset: 0, liveBytes: liveBytes, danglingLinks: danglingLinks, backlinks: root(backlinks),
+            tables: tables)
+    }
+
+    /// The same version with every node a checkpoint wrote read from `store` again (see
+    /// ``PersistentBTree/rebased(onto:store:decoder:)``).
+    package func rebased(onto written: [ObjectIdentifier: UInt64], store: NodeStore) -> DatabaseState {
+        var state = self
+        state.backlinks = backlinks.rebased(onto: written, store: store, decoder: Self.backlinkDecoder)
+        for id in tables.keys {
+            guard var table = state.tables[id] else { continue }
+            table.rows = table.rows.rebased(onto: written, store: store, decoder: Self.rowDecoder)
+            table.primaryIndex.integers = table.primaryIndex.integers.rebased(
+                onto: written, store: store, decoder: Self.integerKeyDecoder)
+            table.primaryIndex.others = table.primaryIndex.others.rebased(
+                onto: written, store: store, decoder: Self.otherKeyDecoder)
+            for column in table.indexes.keys {
+                table.indexes[column] = table.indexes[column]!.rebased(
+                    onto: written, store: store, decoder: Self.indexDecoder)
+            }
+            state.tables[id] = table
+        }
+        return state
     }
 }

@@ -66,8 +66,13 @@ package enum LogScanner {
     ///
     /// - Throws: `.corrupted` with the offset of the damage; whatever `visit` throws.
     /// - Complexity: O(file size); on damage, the search for later records is O(tail size).
+    ///
+    /// - Parameter trustedNodesEnd: nodes records that end at or before this offset are not checksummed
+    ///   (their payload): a checkpoint record there vouches that they were durable, and each node is checked
+    ///   when it is loaded. Open from a checkpoint passes the checkpoint record's offset, so that it reads
+    ///   no node.
     package static func scan(
-        _ file: UnsafeRawBufferPointer, from start: Int, path: String,
+        _ file: UnsafeRawBufferPointer, from start: Int, path: String, trustedNodesEnd: Int = 0,
         visit: (Entry) throws(StorageError) -> Void
     ) throws(StorageError) -> Outcome {
         let size = file.count
@@ -105,7 +110,9 @@ package enum LogScanner {
             }
             let payloadEnd = payloadStart + length
             let end = payloadEnd + Record.footerSize
-            let payloadOK = CRC32C.checksum(slice(file, payloadStart, length)) == header.payloadCRC
+            let payloadOK =
+                (header.kind == Record.Kind.nodes.rawValue && end <= trustedNodesEnd)
+                || CRC32C.checksum(slice(file, payloadStart, length)) == header.payloadCRC
             let footer = end <= size ? Record.parseFooter(slice(file, payloadEnd, Record.footerSize)) : nil
             let footerOK = footer.map { $0.length == header.length && $0.payloadCRC == header.payloadCRC } ?? false
             switch (payloadOK, footerOK) {
