@@ -130,7 +130,10 @@ extension Workloads {
                 target: sizeTarget(atMost: 150),
                 note: "VmRSS in a fresh child process, after minus before open; "
                     + "store file \(Report.format(Double(workspace.fileSize(Self.base)) / 1e6)) MB"))
-        report.add(Measurement(bench, "  of which anonymous (heap: indexes)", unit: "MB", runs: anonymous))
+        report.add(
+            Measurement(
+                bench, "  of which anonymous (heap: index nodes loaded)", unit: "MB", runs: anonymous,
+                note: "at most the node cache (nodeCacheLimit, 64 MiB) for what one snapshot holds, + a few MB"))
         report.add(Measurement(bench, "  of which file-backed (mapped store)", unit: "MB", runs: file))
         report.add(Measurement(bench, "RSS growth right after open", unit: "MB", runs: afterOpen))
     }

@@ -488,7 +488,7 @@ public actor Realm {
             pinnedVersions: stats.pinnedVersions, oldestPinnedVersion: stats.oldestPinnedVersion?.rawValue,
             checkpointVersion: stats.checkpointVersion?.rawValue,
             bytesSinceCheckpoint: Int(clamping: stats.bytesSinceCheckpoint), indexNodesLoaded: stats.nodesLoaded,
-            indexBytesLoaded: stats.nodeBytesLoaded)
+            indexBytesLoaded: stats.nodeBytesLoaded, indexCacheBytes: stats.nodeCacheBytes)
     }
 
     /// Reads the whole file and checks every checksum: every record's and every index node's the newest
@@ -578,6 +578,9 @@ public actor Realm {
         /// Index nodes read from the file since it was opened, and their size in the file.
         public var indexNodesLoaded: Int
         public var indexBytesLoaded: Int
+        /// About how much memory the index nodes loaded since the cache last let go of them take (bounded
+        /// by ``Configuration/indexCacheLimit``, beside what frozen values and snapshots in use hold).
+        public var indexCacheBytes: Int
     }
 
     /// Whether the file of a configuration exists.

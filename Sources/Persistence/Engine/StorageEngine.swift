@@ -124,6 +124,8 @@ package final class StorageEngine: Sendable {
         /// Index nodes read from the file since open, and their encoded size.
         package var nodesLoaded: Int
         package var nodeBytesLoaded: Int
+        /// About how much memory the nodes loaded since the last eviction take (see `nodeCacheLimit`).
+        package var nodeCacheBytes: Int
     }
 
     package let path: String
@@ -622,7 +624,7 @@ package final class StorageEngine: Sendable {
                 checkpointVersion: core.checkpoint?.version,
                 bytesSinceCheckpoint: core.appendedEnd
                     - min(core.checkpoint?.end ?? UInt64(FileHeader.size), core.appendedEnd),
-                nodesLoaded: loads.nodes, nodeBytesLoaded: loads.bytes)
+                nodesLoaded: loads.nodes, nodeBytesLoaded: loads.bytes, nodeCacheBytes: core.nodeStore.cachedBytes)
         }
     }
 

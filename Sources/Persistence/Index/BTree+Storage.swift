@@ -72,6 +72,10 @@ package final class NodeStore: Sendable {
         bytes + 64 + (kind == BTreeNodeFormat.internalKind ? count * 96 : 0)
     }
 
+    /// The memory (estimated) of the nodes loaded since the engine last dropped them: about what the node
+    /// cache holds.
+    package var cachedBytes: Int { sinceEviction.load(ordering: .relaxed) }
+
     /// The memory (estimated) of the nodes loaded since the last call, which starts the count again.
     package func takeLoadedSinceEviction(ifOver limit: Int) -> Bool {
         guard sinceEviction.load(ordering: .relaxed) > limit else { return false }
