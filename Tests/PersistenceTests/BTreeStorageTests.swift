@@ -20,9 +20,11 @@ private final class FakeFile {
     func write<K: NodeCodable, V: NodeCodable>(_ tree: PersistentBTree<K, V>) -> UInt64? {
         var out = ByteWriter(capacity: 1 << 16)
         written = [:]
-        let root = tree.writeNodes(to: &out, base: UInt64(bytes.count), store: current ?? store(), written: &written)
+        let base = UInt64(bytes.count)
+        let root = tree.writeNodes(to: &out, store: current ?? store(), written: &written)
         bytes.append(contentsOf: out.bytes)
-        return root
+        for (node, position) in written { written[node] = base + position }
+        return root.map { $0 & BTreeNodeFormat.relative != 0 ? base + ($0 & ~BTreeNodeFormat.relative) : $0 }
     }
 
     /// A store over a copy of the bytes written so far (a region that stays valid while referenced).

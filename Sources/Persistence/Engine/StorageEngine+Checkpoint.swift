@@ -54,14 +54,15 @@ extension StorageEngine {
         }
     }
 
-    /// Writes a checkpoint of the newest version (see ``Checkpoint``) in three steps:
+    /// Writes a checkpoint of the newest version (see ``Checkpoint``) in four steps:
     ///
-    /// 1. under the write lock: encode the nodes changed since the last checkpoint and append them (a
-    ///    commit arriving meanwhile waits for that: about a millisecond for the nodes 4 MiB of small commits
-    ///    change, tens after a bulk load of a million objects);
-    /// 2. without it: sync the file, so that the nodes are durable (commits append meanwhile, and pay no
+    /// 1. without the write lock: encode the nodes changed since the last checkpoint into a nodes record,
+    ///    which does not depend on where it will be appended (``BTreeNodeFormat``);
+    /// 2. under the write lock: append it (a commit arriving meanwhile waits for that write: well under a
+    ///    millisecond for the nodes 4 MiB of small commits change, ~10 ms for the 30 MB of a million objects);
+    /// 3. without it: sync the file, so that the nodes are durable (commits append meanwhile, and pay no
     ///    sync of the checkpoint's);
-    /// 3. under the write lock again: append the checkpoint record, whose watermark (the end of the nodes)
+    /// 4. under the write lock again: append the checkpoint record, whose watermark (the end of the nodes)
     ///    vouches for them, and let the newest versions read the nodes written from the file, releasing
     ///    their memory once no snapshot uses it.
     ///
@@ -69,19 +70,48 @@ extension StorageEngine {
     /// record is synced too (at close: nothing else will sync it). The caller holds the compaction lock or
     /// the write lock, so that the file is not replaced meanwhile.
     func writeCheckpoint(holdingWriteLock: Bool, syncing: Bool) async throws(StorageError) {
-        if !holdingWriteLock { await writeLock.lock() }
+        // 1. Encode.
+        let (state, synced, store, header, problem, last, danglingLinks) = core.withLock { core in
+            (
+                core.tip, core.syncedEnd, core.nodeStore, core.header,
+                core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned,
+                core.checkpoint, mayHaveDanglingLinks
+            )
+        }
+        if let problem { throw problem }
+        // Nothing to do: no checkpoints in a format-1 file (its first compaction upgrades it), none of an
+        // empty store, none twice of one version (unless open found the last one's nodes damaged).
+        guard configuration.writesCheckpoints, header.hasCheckpoints, state.version > .zero,
+            last?.version != state.version
+        else { return }
         var written: [ObjectIdentifier: UInt64] = [:]
-        let nodes: (checkpoint: Checkpoint, version: Version, end: UInt64, file: OpenFile)?
+        var nodes = ByteWriter(capacity: 1 << 16)
+        let unplaced = state.writeCheckpointNodes(
+            to: &nodes, store: store, danglingLinks: danglingLinks, written: &written)
+        // The watermark: what a completed sync covered before the encoding (it only grows).
+        var nodesRecord: [UInt8] = []
+        nodes.bytes.withUnsafeBytes { Record.frame(kind: .nodes, payload: $0, watermark: synced, into: &nodesRecord) }
+        nodes = ByteWriter()
+
+        // 2. Append the nodes.
+        if !holdingWriteLock { await writeLock.lock() }
+        let appended: (start: UInt64, file: OpenFile)
         do throws(StorageError) {
-            nodes = try await appendCheckpointNodes(written: &written)
+            appended = try await appendCheckpointNodes(nodesRecord, after: state, store: store)
         } catch {
             if !holdingWriteLock { writeLock.unlock() }
             throw error
         }
         if !holdingWriteLock { writeLock.unlock() }
-        guard let nodes else { return }
-        let (partial, version, nodesEnd, file) = nodes
+        let (start, file) = appended
+        let nodesEnd = start + UInt64(nodesRecord.count)
+        let base = start + UInt64(Record.headerSize + Record.watermarkSize)
+        var checkpoint = unplaced.placed(at: base)
+        checkpoint.nodesStart = start
+        checkpoint.nodesEnd = nodesEnd
+        for (node, position) in written { written[node] = base + position }
 
+        // 3. Sync them.
         do throws(StorageError) { try fs.sync(file) } catch {
             core.withLock { $0.poisoned = Self.poison(path, error) }
             throw Self.poison(path, error)
@@ -91,30 +121,30 @@ extension StorageEngine {
             core.durableEnd = max(core.durableEnd, nodesEnd)
         }
 
+        // 4. The checkpoint record.
         if !holdingWriteLock { await writeLock.lock() }
         defer { if !holdingWriteLock { writeLock.unlock() } }
-        let (start, store, problem, sameFile) = core.withLock { core in
+        let (recordStart, problemNow, sameFile) = core.withLock { core in
             (
-                core.appendedEnd, core.nodeStore,
+                core.appendedEnd,
                 core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned,
-                core.file.descriptor == file.descriptor
+                core.file.descriptor == file.descriptor && core.nodeStore === store
             )
         }
-        if let problem { throw problem }
+        if let problemNow { throw problemNow }
         guard sameFile else { return }
-        var checkpoint = partial
-        checkpoint.recordOffset = start
+        checkpoint.recordOffset = recordStart
         var record: [UInt8] = []
         checkpoint.encoded().withUnsafeBytes {
             Record.frame(kind: .checkpoint, payload: $0, watermark: nodesEnd, into: &record)
         }
-        let end = start + UInt64(record.count)
+        let end = recordStart + UInt64(record.count)
         do throws(StorageError) {
-            try fs.writeAll(file, record, at: start)
+            try fs.writeAll(file, record, at: recordStart)
             try remapIfNeeded(for: end)
             if syncing { try fs.sync(file) }
         } catch {
-            abandonCheckpoint(file: file, at: start, after: error)
+            abandonCheckpoint(file: file, at: recordStart, after: error)
             throw error
         }
         store.update(region: core.withLock { $0.region }, end: nodesEnd)
@@ -122,7 +152,7 @@ extension StorageEngine {
             core.appendedEnd = end
             core.reservedEnd = max(core.reservedEnd, end)
             if syncing { core.syncedEnd = max(core.syncedEnd, end) }
-            core.checkpoint = CheckpointMark(version: version, end: end)
+            core.checkpoint = CheckpointMark(version: state.version, end: end)
             // The newest versions read what was written from the file: the nodes the engine held go once
             // no snapshot uses them (memory stays bounded by what changed since).
             let tip = core.tip.rebased(onto: written, store: store)
@@ -131,30 +161,22 @@ extension StorageEngine {
         }
     }
 
-    /// Step 1 of ``writeCheckpoint(holdingWriteLock:syncing:)``, under the write lock: appends the nodes of
-    /// the newest version that the file does not hold yet. Nil when there is nothing to checkpoint.
+    /// Step 2 of ``writeCheckpoint(holdingWriteLock:syncing:)``, under the write lock: appends the nodes
+    /// record; returns where, and the file.
     private func appendCheckpointNodes(
-        written: inout [ObjectIdentifier: UInt64]
-    ) async throws(StorageError) -> (checkpoint: Checkpoint, version: Version, end: UInt64, file: OpenFile)? {
-        let (state, file, start, synced, store, header, problem, last, danglingLinks) = core.withLock { core in
+        _ record: [UInt8], after state: DatabaseState, store: NodeStore
+    ) async throws(StorageError) -> (start: UInt64, file: OpenFile) {
+        let (file, start, problem, sameStore) = core.withLock { core in
             (
-                core.tip, core.file, core.appendedEnd, core.syncedEnd, core.nodeStore, core.header,
+                core.file, core.appendedEnd,
                 core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned,
-                core.checkpoint, mayHaveDanglingLinks
+                core.nodeStore === store
             )
         }
         if let problem { throw problem }
-        // Nothing to do: no checkpoints in a format-1 file (its first compaction upgrades it), none of an
-        // empty store, none twice of one version (unless open found the last one's nodes damaged).
-        guard configuration.writesCheckpoints, header.hasCheckpoints, state.version > .zero,
-            last?.version != state.version, state.endOffset <= start
-        else { return nil }
-        let nodesBase = start + UInt64(Record.headerSize + Record.watermarkSize)
-        var nodes = ByteWriter(capacity: 1 << 16)
-        var checkpoint = state.writeCheckpointNodes(
-            to: &nodes, base: nodesBase, store: store, danglingLinks: danglingLinks, written: &written)
-        var record: [UInt8] = []
-        nodes.bytes.withUnsafeBytes { Record.frame(kind: .nodes, payload: $0, watermark: synced, into: &record) }
+        guard sameStore, state.endOffset <= start else {
+            throw StorageError(.ioFailure, "The store at '\(path)' was replaced while a checkpoint was written.")
+        }
         let end = start + UInt64(record.count)
         do throws(StorageError) {
             try await appendCheckpointBytes(record, to: file, at: start)
@@ -167,9 +189,7 @@ extension StorageEngine {
             core.appendedEnd = end
             core.reservedEnd = max(core.reservedEnd, end)
         }
-        checkpoint.nodesStart = start
-        checkpoint.nodesEnd = end
-        return (checkpoint, state.version, end, file)
+        return (start, file)
     }
 
     /// Writes a checkpoint's record: inline when small, on a Dispatch thread when large.

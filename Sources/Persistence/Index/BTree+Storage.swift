@@ -14,16 +14,23 @@ package protocol NodeCodable {
 /// node records (``Record/Kind/nodes``), read lazily, once, when a reader or writer first reaches the node.
 ///
 /// ```text
-///  node     := kind: u8 (1 leaf, 2 internal) | 0: u8 | count: u16 | bodyLength: u32 | crc: u32 | body
+///  node     := kind: u8 (1 leaf, 2 internal) | 0: u8 | count: u16 | bodyLength: u32 | crc: u32
+///              | position: u64 | body
 ///  leaf     := key[count] | value[count]
-///  internal := child[count] (u64 file offset of the child's node) | entries[count] (u64: entries under
-///              each child) | separator[count - 1]
+///  internal := child[count] (u64, see below) | entries[count] (u64: entries under each child)
+///              | separator[count - 1]
+///  child    := the child's file offset, or, with bit 63 set, its position in this node's nodes record
 /// ```
-/// `crc` is the CRC-32C of the body: a node is checked when it is loaded, since open does not read the
-/// nodes of a checkpoint. A child always lies before its parent in the file (checkpoints write children
-/// first), which bounds every walk and rules out cycles in a crafted file.
+/// `position` is where the node starts counting from the first node of its nodes record, so that a record
+/// of nodes can be encoded before it is known where it will be appended (without the write lock): a
+/// child written by the same checkpoint is referenced by its position, one written earlier by its offset.
+/// `crc` is the CRC-32C of the header's other fields and the body: a node is checked when it is loaded,
+/// since open does not read the nodes of a checkpoint. A child always lies before its parent in the file
+/// (checkpoints write children first), which bounds every walk and rules out cycles in a crafted file.
 package enum BTreeNodeFormat {
-    package static let headerSize = 12
+    package static let headerSize = 20
+    /// Marks a child reference as a position in the parent's nodes record (see above).
+    package static let relative: UInt64 = 1 << 63
     package static let leafKind: UInt8 = 1
     package static let internalKind: UInt8 = 2
 }
@@ -66,6 +73,15 @@ package final class NodeStore: Sendable {
         (loads.load(ordering: .relaxed), loadedBytes.load(ordering: .relaxed))
     }
 
+    /// A node's checksum: its header but the checksum field itself, then its body.
+    static func checksum(_ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer) -> UInt32 {
+        var crc = CRC32C()
+        crc.update(UnsafeRawBufferPointer(rebasing: header[0..<8]))
+        crc.update(UnsafeRawBufferPointer(rebasing: header[12..<BTreeNodeFormat.headerSize]))
+        crc.update(body)
+        return crc.value
+    }
+
     /// The memory a loaded node takes, roughly: its encoded bytes and the object around them, and for an
     /// internal node a stub (two small objects) per child.
     private static func memoryEstimate(kind: UInt8, count: Int, bytes: Int) -> Int {
@@ -85,8 +101,10 @@ package final class NodeStore: Sendable {
 
     /// Calls `body` with the node at `offset` (its body checked against its CRC), or records and returns the
     /// damage.
+    /// `base` is the file offset that the positions of the node's nodes record count from.
     func withNode<R>(
-        at offset: UInt64, _ body: (_ kind: UInt8, _ count: Int, _ body: UnsafeRawBufferPointer) -> R?
+        at offset: UInt64,
+        _ body: (_ kind: UInt8, _ count: Int, _ base: UInt64, _ body: UnsafeRawBufferPointer) -> R?
     ) -> Result<R, StorageError> {
         let (region, end) = state.withLock { ($0.region, $0.end) }
         let damaged = { (what: String) -> Result<R, StorageError> in
@@ -108,12 +126,18 @@ package final class NodeStore: Sendable {
         let count = Int(header.uint16())
         let length = UInt64(header.uint32())
         let crc = header.uint32()
+        let position = header.uint64()
         guard kind == BTreeNodeFormat.leafKind || kind == BTreeNodeFormat.internalKind, zero == 0, count > 0,
-            count <= BTreeLayout.fanout, length <= end - offset - headerSize
+            count <= BTreeLayout.fanout, length <= end - offset - headerSize,
+            position <= offset - UInt64(FileHeader.size)
         else { return damaged("its header is not a node's") }
         let bytes = region.bytes(at: Int(offset + headerSize), count: Int(length))
-        guard CRC32C.checksum(bytes) == crc else { return damaged("checksum mismatch") }
-        guard let result = body(kind, count, bytes) else { return damaged("its entries cannot be read") }
+        guard Self.checksum(region.bytes(at: Int(offset), count: BTreeNodeFormat.headerSize), bytes) == crc else {
+            return damaged("checksum mismatch")
+        }
+        guard let result = body(kind, count, offset - position, bytes) else {
+            return damaged("its entries cannot be read")
+        }
         loads.add(1, ordering: .relaxed)
         loadedBytes.add(Int(length) + BTreeNodeFormat.headerSize, ordering: .relaxed)
         sinceEviction.add(Self.memoryEstimate(kind: kind, count: count, bytes: Int(length)), ordering: .relaxed)
@@ -181,17 +205,18 @@ extension PersistentBTree {
     /// `repair` builds for it, or, when there is no repair, as an empty leaf, and the damage is recorded
     /// in the store: the engine then refuses writes (`corrupted`, with the offset).
     final class NodeDecoder: Sendable {
-        /// Decodes the body of the node of a source (kind, count, body bytes), children as stubs.
-        let decode: @Sendable (UInt8, Int, UnsafeRawBufferPointer, NodeSource) -> Node?
+        /// Decodes the body of the node of a source (kind, count, the file offset its record's positions
+        /// count from, body bytes), children as stubs.
+        let decode: @Sendable (UInt8, Int, UInt64, UnsafeRawBufferPointer, NodeSource) -> Node?
 
-        init(decode: @escaping @Sendable (UInt8, Int, UnsafeRawBufferPointer, NodeSource) -> Node?) {
+        init(decode: @escaping @Sendable (UInt8, Int, UInt64, UnsafeRawBufferPointer, NodeSource) -> Node?) {
             self.decode = decode
         }
 
         func load(_ source: NodeSource) -> Node {
-            let result = source.store.withNode(at: source.offset) { kind, count, body -> Node? in
+            let result = source.store.withNode(at: source.offset) { kind, count, base, body -> Node? in
                 guard count >= source.minimum else { return nil }
-                return decode(kind, count, body, source)
+                return decode(kind, count, base, body, source)
             }
             switch result {
             case .success(let node): return node
@@ -277,7 +302,7 @@ extension PersistentBTree {
 extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
     /// The decoder of this tree type's nodes.
     static func makeDecoder() -> NodeDecoder {
-        NodeDecoder { kind, count, body, source in
+        NodeDecoder { kind, count, base, body, source in
             var reader = ByteReader(body)
             if kind == BTreeNodeFormat.leafKind {
                 guard count == source.entries else { return nil }
@@ -308,8 +333,12 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
             var total = 0
             for _ in 0..<count {
                 // Children come before their parent: no walk can loop.
-                let offset = reader.uint64()
-                guard offset < source.offset else { return nil }
+                let reference = reader.uint64()
+                let position = reference & ~BTreeNodeFormat.relative
+                let offset = reference & BTreeNodeFormat.relative != 0 ? base &+ position : reference
+                guard offset < source.offset,
+                    reference & BTreeNodeFormat.relative == 0 || position < source.offset - base
+                else { return nil }
                 offsets.append(offset)
             }
             for _ in 0..<count {
@@ -342,53 +371,60 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
     }
 
     /// Appends every node of the tree that `store`'s file does not hold yet to `out` (children before
-    /// parents), as ``BTreeNodeFormat`` describes, and returns the file offset of the root (nil for an empty
-    /// tree). `base` is the file offset of `out`'s first byte. A node of another store (the file before a
-    /// compaction) is loaded and written again.
+    /// parents), as ``BTreeNodeFormat`` describes, and returns a reference to the root: its file offset if
+    /// it is in the file already, else its position in `out` with ``BTreeNodeFormat/relative`` set (nil for
+    /// an empty tree). `out` will be the nodes of one nodes record; nothing in it depends on where that is
+    /// appended. A node of another store (the file before a compaction) is loaded and written again.
+    ///
+    /// `written` gains the position of every node written (by node identity), for
+    /// ``rebased(onto:store:decoder:)`` once the record is appended.
     ///
     /// - Complexity: O(nodes changed since the last checkpoint).
-    /// `written` gains the offset of every node written (by node identity), for ``rebased(onto:store:)``.
-    func writeNodes(
-        to out: inout ByteWriter, base: UInt64, store: NodeStore, written: inout [ObjectIdentifier: UInt64]
-    ) -> UInt64? {
+    func writeNodes(to out: inout ByteWriter, store: NodeStore, written: inout [ObjectIdentifier: UInt64]) -> UInt64? {
         guard let root else { return nil }
-        return Self.write(root, to: &out, base: base, store: store, written: &written)
+        return Self.write(root, to: &out, store: store, written: &written)
     }
 
     private static func write(
-        _ node: Node, to out: inout ByteWriter, base: UInt64, store: NodeStore,
-        written: inout [ObjectIdentifier: UInt64]
+        _ node: Node, to out: inout ByteWriter, store: NodeStore, written: inout [ObjectIdentifier: UInt64]
     ) -> UInt64 {
         if let source = node.stubSource {
             let (offset, inFile) = Unmanaged<NodeSource>.fromOpaque(source.toOpaque())._withUnsafeGuaranteedRef {
                 ($0.offset, $0.store === store)
             }
             if inFile { return offset }
-            return write(resolved(node), to: &out, base: base, store: store, written: &written)
+            return write(resolved(node), to: &out, store: store, written: &written)
         }
         var body = ByteWriter(capacity: 4096)
         if node.isLeaf {
             for index in 0..<node.count { node.keys[index].encode(to: &body) }
             for index in 0..<node.count { node.values[index].encode(to: &body) }
         } else {
-            var offsets: [UInt64] = []
-            offsets.reserveCapacity(node.count)
+            var references: [UInt64] = []
+            references.reserveCapacity(node.count)
             for index in 0..<node.count {
-                offsets.append(write(node.children[index], to: &out, base: base, store: store, written: &written))
+                references.append(write(node.children[index], to: &out, store: store, written: &written))
             }
-            for offset in offsets { body.append(offset) }
+            for reference in references { body.append(reference) }
             for index in 0..<node.count { body.append(UInt64(node.subtreeCounts[index])) }
             for index in 0..<(node.count - 1) { node.keys[index].encode(to: &body) }
         }
-        let offset = base + UInt64(out.count)
-        out.append(node.isLeaf ? BTreeNodeFormat.leafKind : BTreeNodeFormat.internalKind)
-        out.append(UInt8(0))
-        out.append(UInt16(node.count))
-        out.append(UInt32(body.count))
-        out.append(CRC32C.checksum(body.bytes))
+        let position = UInt64(out.count)
+        var header = ByteWriter(capacity: BTreeNodeFormat.headerSize)
+        header.append(node.isLeaf ? BTreeNodeFormat.leafKind : BTreeNodeFormat.internalKind)
+        header.append(UInt8(0))
+        header.append(UInt16(node.count))
+        header.append(UInt32(body.count))
+        header.append(UInt32(0))
+        header.append(position)
+        let crc = header.bytes.withUnsafeBytes { header in
+            body.bytes.withUnsafeBytes { NodeStore.checksum(header, $0) }
+        }
+        withUnsafeBytes(of: crc.littleEndian) { header.bytes.replaceSubrange(8..<12, with: $0) }
+        out.append(header.bytes)
         out.append(body.bytes)
-        written[ObjectIdentifier(node)] = offset
-        return offset
+        written[ObjectIdentifier(node)] = position
+        return position | BTreeNodeFormat.relative
     }
 
     /// The same entries, with every node a checkpoint wrote (`written`: node identity → file offset, from

@@ -74,6 +74,24 @@ package struct Checkpoint: Sendable, Equatable {
         self.tables = tables
     }
 
+    /// The checkpoint with every root that is a position in its nodes record (see
+    /// ``BTreeNodeFormat``) turned into a file offset, the record's nodes starting at `base`.
+    package func placed(at base: UInt64) -> Checkpoint {
+        func place(_ tree: TreeRoot) -> TreeRoot {
+            guard tree.offset & BTreeNodeFormat.relative != 0 else { return tree }
+            return TreeRoot(offset: base + (tree.offset & ~BTreeNodeFormat.relative), count: tree.count)
+        }
+        var placed = self
+        placed.backlinks = place(backlinks)
+        for index in placed.tables.indices {
+            placed.tables[index].rows = place(tables[index].rows)
+            placed.tables[index].integerKeys = place(tables[index].integerKeys)
+            placed.tables[index].otherKeys = place(tables[index].otherKeys)
+            placed.tables[index].indexes = tables[index].indexes.mapValues(place)
+        }
+        return placed
+    }
+
     package func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: 256)
         w.append(version.rawValue)
@@ -205,17 +223,15 @@ extension DatabaseState {
     private static let indexDecoder = PersistentBTree<IndexEntry, Present>.makeDecoder()
     private static let backlinkDecoder = PersistentBTree<BacklinkKey, UInt32>.makeDecoder()
 
-    /// Appends every node of this version's trees that `store` does not hold yet to `out` (whose first
-    /// byte will be at file offset `base`) and returns the checkpoint that describes the version.
-    /// `nodesStart` and `nodesEnd` are the caller's to fill in.
+    /// Appends every node of this version's trees that `store` does not hold yet to `out` (the nodes of a
+    /// nodes record) and returns the checkpoint that describes the version, its roots given as
+    /// ``PersistentBTree/writeNodes(to:store:written:)`` gives them: ``Checkpoint/placed(at:)`` turns them
+    /// into file offsets once the record is appended. `written` gains every node written, by position.
     package func writeCheckpointNodes(
-        to out: inout ByteWriter, base: UInt64, store: NodeStore, danglingLinks: Bool,
-        written: inout [ObjectIdentifier: UInt64]
+        to out: inout ByteWriter, store: NodeStore, danglingLinks: Bool, written: inout [ObjectIdentifier: UInt64]
     ) -> Checkpoint {
         func root<K: NodeCodable, V: NodeCodable>(_ tree: PersistentBTree<K, V>) -> Checkpoint.TreeRoot {
-            guard let offset = tree.writeNodes(to: &out, base: base, store: store, written: &written) else {
-                return .empty
-            }
+            guard let offset = tree.writeNodes(to: &out, store: store, written: &written) else { return .empty }
             return Checkpoint.TreeRoot(offset: offset, count: tree.count)
         }
         var tables: [Checkpoint.Table] = []
