@@ -57,7 +57,8 @@ final class RealmContext {
 
     // MARK: Opening
 
-    static func open(_ configuration: Realm.Configuration) async throws(RealmError) -> RealmContext {
+    /// - Throws: a ``RealmError``, or what the migration block threw.
+    static func open(_ configuration: Realm.Configuration) async throws -> RealmContext {
         let classes = try SchemaCheck.classes(for: configuration)
         var deleted = false
         while true {
@@ -79,7 +80,7 @@ final class RealmContext {
             do {
                 try await context.prepareSchema()
                 return context
-            } catch let error
+            } catch let error as RealmError
                 where error.code == .schemaMismatch && configuration.deleteRealmIfMigrationNeeded
                 && !deleted && !configuration.readOnly
             {
@@ -93,7 +94,7 @@ final class RealmContext {
     }
 
     /// Checks the stored schema against the classes and creates missing tables.
-    private func prepareSchema() async throws(RealmError) {
+    private func prepareSchema() async throws {
         let storedVersion = snapshot.schemaVersion
         let hasTables = !snapshot.state.tableIDs.isEmpty
         if hasTables, storedVersion > configuration.schemaVersion {
@@ -123,6 +124,13 @@ final class RealmContext {
         // Record a higher schema version only when every stored table was checked against a class (without
         // objectTypes, tables of classes not yet used are not): else a later open could no longer migrate them.
         let covered = snapshot.state.tableIDs.keys.allSatisfy { name in classes.contains { $0.className == name } }
+        if versionBump, !configuration.readOnly, !structural.isEmpty || configuration.migrationBlock != nil {
+            // A block runs once: the version it migrated to is recorded even if some tables were not checked.
+            try await migrate(
+                from: storedVersion,
+                to: covered || configuration.migrationBlock != nil ? configuration.schemaVersion : storedVersion)
+            return
+        }
         let newVersion = versionBump && covered ? configuration.schemaVersion : storedVersion
         guard !configuration.readOnly,
             !missing.isEmpty || !differences.isEmpty || newVersion != storedVersion || !hasTables
@@ -142,6 +150,47 @@ final class RealmContext {
             try txn.setSchema(
                 existing + new, version: hasTables ? max(newVersion, txn.schemaVersion) : configuration.schemaVersion)
             try await txn.commit()
+            snapshot = try engine.snapshot(replacing: &snapshot)
+        } catch {
+            throw RealmError(error)
+        }
+        rebind()
+    }
+
+    /// Runs the migration block and the schema change as one write transaction; commits nothing if either
+    /// fails (the block's own error is thrown unchanged).
+    private func migrate(from storedVersion: UInt64, to newVersion: UInt64) async throws {
+        var byName: [String: ObjectSchemaInfo] = [:]
+        for info in classes { byName[info.className] = info }
+        let typeChanges = MigrationPlan(
+            current: snapshot.state.schema, classes: byName, renames: [], dropped: [], version: newVersion,
+            oldTables: [:]
+        ).typeChanges
+        if !typeChanges.isEmpty && configuration.migrationBlock == nil {
+            throw RealmError(
+                .schemaMismatch,
+                "The model classes do not match the schema stored in the file (schema version \(storedVersion)): "
+                    + typeChanges.joined(separator: "; ")
+                    + ". ActorStore cannot convert stored values by itself: add a Configuration.migrationBlock that "
+                    + "sets the new values (migration.enumerateObjects), rename the property, or set "
+                    + "deleteRealmIfMigrationNeeded to start over.")
+        }
+        let transaction: WriteTransaction
+        do {
+            transaction = try await engine.beginWrite()
+        } catch {
+            throw RealmError(error)
+        }
+        let migration = Migration(transaction: transaction, classes: classes, newVersion: newVersion)
+        do {
+            try configuration.migrationBlock?(migration, storedVersion)
+            try migration.finish()
+        } catch {
+            transaction.rollback()
+            throw error
+        }
+        do {
+            try await transaction.commit()
             snapshot = try engine.snapshot(replacing: &snapshot)
         } catch {
             throw RealmError(error)
