@@ -36,10 +36,16 @@ extension Realm {
     /// - Throws: `RealmError.fileNotFound` or `.fileAccess` if the file cannot be read, `.corrupted` or
     ///   `.unsupportedFormat` if it is not a realm file.
     public static func schemaVersion(at url: URL) async throws -> UInt64 {
+        try await schemaVersion(at: url, fileSystem: nil)
+    }
+
+    /// ``schemaVersion(at:)`` through a file system of the tests.
+    static func schemaVersion(at url: URL, fileSystem: (any FileSystem)?) async throws -> UInt64 {
         var configuration = Configuration(fileURL: url, readOnly: true)
+        configuration.fileSystem = fileSystem
         configuration.automaticCompaction = false
         let (key, engineConfiguration) = try configuration.engineConfiguration()
-        let engine = try await EngineRegistry.acquire(key, readOnly: true, durable: true) {
+        let engine = try await EngineRegistry.acquire(key, readOnly: true, durable: true, fileSystem: fileSystem) {
             () async throws(StorageError) in
             try await StorageEngine.open(engineConfiguration)
         }
