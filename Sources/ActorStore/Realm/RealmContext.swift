@@ -267,18 +267,18 @@ final class RealmContext {
             let added = SchemaCheck.closure(of: [info]).filter { new in !classes.contains { $0 === new } }
             // A class joining after open was not checked then: check it now, and refuse writes if it does
             // not fit (reads map columns by name and read missing ones as defaults).
-            let differences = withStore { SchemaCheck.differences(added, $0) }.filter {
-                !$0.hasPrefix(SchemaCheck.indexChangePrefix)
+            let differences = withStore { SchemaCheck.structuralDifferences(added, $0) }
+            if !differences.isEmpty {
+                // The model does not match the file: binding it would read every changed or missing column
+                // as its default (an Int read back as "", queries finding nothing). A write throws (its
+                // commit is refused); anything else is a programmer error, as in Realm.
+                let message = SchemaCheck.driftMessage(differences, storedVersion: withStore { $0.schemaVersion })
+                for new in added { joinProblems[ObjectIdentifier(new.type)] = message }
+                guard let session else { preconditionFailure(message) }
+                session.fail(RealmError(.schemaMismatch, message))
+                return info
             }
-            let problems =
-                SchemaCheck.problems(added, restrictedTo: configuration.objectTypes)
-                + (differences.isEmpty
-                    ? []
-                    : differences
-                        + [
-                            "list the model classes in Configuration.objectTypes and raise schemaVersion, so that "
-                                + "opening the realm checks and migrates them"
-                        ])
+            let problems = SchemaCheck.problems(added, restrictedTo: configuration.objectTypes)
             if !problems.isEmpty {
                 for new in added { joinProblems[ObjectIdentifier(new.type)] = problems.joined(separator: "; ") }
             }
