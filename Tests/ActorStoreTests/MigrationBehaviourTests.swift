@@ -296,3 +296,22 @@ struct BlockFailure: Error, Equatable {}
         }
     }
 }
+
+@Suite struct MigrationWithoutObjectTypesTests {
+    @Test func aBlockNamingAClassWhoseModelIsAmbiguousFailsClearly() async throws {
+        // Several test models are named Person in this process: without objectTypes the new one is unknown.
+        let url = temporaryRealmURL()
+        try await writeV1People(url)
+        var configuration = Realm.Configuration(
+            fileURL: url, schemaVersion: 3, migrationBlock: SeedMigrations.toVersion3)
+        configuration.durability = .none
+        do {
+            _ = try await Realm(configuration: configuration)
+            Issue.record("a migration guessed the new schema of Person")
+        } catch let error as RealmError {
+            #expect(error.code == .schemaMismatch)
+            #expect(error.message.contains("List the model classes in Configuration.objectTypes"))
+        }
+        #expect(try await Realm.schemaVersion(at: url) == 1)
+    }
+}

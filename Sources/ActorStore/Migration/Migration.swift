@@ -33,7 +33,10 @@ import Foundation
 public final class Migration {
     let transaction: WriteTransaction
     /// The model classes of the new schema, by class name.
-    let classes: [String: ObjectSchemaInfo]
+    private(set) var classes: [String: ObjectSchemaInfo]
+    /// Without `objectTypes`, classes the open did not know yet join when the block names one (the seeds'
+    /// `Person.className()` discovers `Person`).
+    private let findsClasses: Bool
     /// The schema version the migration records.
     let newVersion: UInt64
     /// The tables as stored before the migration, in stored order.
@@ -56,8 +59,9 @@ public final class Migration {
     /// The schema of the model classes the migration leads to.
     public let newSchema: Schema
 
-    init(transaction: WriteTransaction, classes: [ObjectSchemaInfo], newVersion: UInt64) {
+    init(transaction: WriteTransaction, classes: [ObjectSchemaInfo], newVersion: UInt64, findsClasses: Bool) {
         self.transaction = transaction
+        self.findsClasses = findsClasses
         var byName: [String: ObjectSchemaInfo] = [:]
         for info in classes { byName[info.className] = info }
         self.classes = byName
@@ -105,6 +109,7 @@ public final class Migration {
     public func enumerateObjects(
         ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) throws -> Void
     ) rethrows {
+        resolve(typeName, for: "enumerateObjects(ofType: \"\(typeName)\")")
         materialize()
         guard failure == nil, let rows = oldRows[typeName], let oldTable = oldTablesByName[typeName],
             let oldID = oldIDs[typeName]
@@ -136,6 +141,7 @@ public final class Migration {
     public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
         guard failure == nil else { return }
         let label = "renameProperty(onType: \"\(typeName)\", from: \"\(oldName)\", to: \"\(newName)\")"
+        resolve(typeName, for: label)
         guard let table = currentTable(typeName) else {
             return fail(RealmError(.schemaMismatch, "\(label): the file has no class named \(typeName)."))
         }
@@ -178,6 +184,7 @@ public final class Migration {
     /// - Returns: the new object (its `oldObject` does not exist).
     @discardableResult
     public func create(_ typeName: String, value: Any = [String: Any]()) -> MigrationObject {
+        resolve(typeName, for: "create(\"\(typeName)\", value:)")
         materialize()
         guard failure == nil, let id = transaction.tableID(named: typeName), let table = transaction.tableSchema(id)
         else {
@@ -275,6 +282,25 @@ public final class Migration {
         if let failure { throw failure }
         try checkEmbeddedParents()
         if let failure { throw failure }
+    }
+
+    /// Without `objectTypes`: finds the model class named `typeName` among the classes this process has used
+    /// (naming it with `className()` is enough), so that the migration knows its new schema. A name no class
+    /// or several classes have fails the migration: the new schema would be a guess.
+    private func resolve(_ typeName: String, for call: String) {
+        guard findsClasses, classes[typeName] == nil, failure == nil, oldTablesByName[typeName] != nil else { return }
+        let candidates = ClassRegistry.allDiscovered.filter { $0.className == typeName }
+        guard candidates.count == 1, let info = candidates.first, info.problems.isEmpty else {
+            return fail(
+                RealmError(
+                    .schemaMismatch,
+                    "\(call): the model class of \(typeName) is "
+                        + (candidates.isEmpty ? "unknown" : "ambiguous (\(candidates.count) classes have that name)")
+                        + ", so the migration cannot know its new schema. List the model classes in "
+                        + "Configuration.objectTypes."))
+        }
+        classes[typeName] = info
+        materialized = false
     }
 
     /// Brings the transaction's schema to the new schema with every rename so far (and converts the values

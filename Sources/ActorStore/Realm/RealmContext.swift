@@ -181,7 +181,9 @@ final class RealmContext {
         } catch {
             throw RealmError(error)
         }
-        let migration = Migration(transaction: transaction, classes: classes, newVersion: newVersion)
+        let migration = Migration(
+            transaction: transaction, classes: classes, newVersion: newVersion,
+            findsClasses: configuration.objectTypes == nil)
         do {
             try configuration.migrationBlock?(migration, storedVersion)
             try migration.finish()
