@@ -34,6 +34,12 @@ enum DynamicValues {
     /// `String` for an `Int` column, nil for a required one). Numbers convert when exact, as in `create`.
     /// - Parameter link: the key of an object given for a link (nil if it is not an object of the target).
     static func storedValue(_ given: Any?, type: ColumnType, link: (Any) -> ObjectKey?) -> Value? {
+        if case .single = type.collection, let given,
+            let value = scalar(given, type.scalar, optional: type.isOptional, link: link)
+        {
+            // The common case, a plain value (a cast unwraps an `Optional` held in `Any` too): no look for nil.
+            return value
+        }
         let unwrapped = given.flatMap(unwrap)
         switch type.collection {
         case .single:

@@ -49,6 +49,8 @@ public final class Migration {
     private var pendingRenames: [(type: String, from: String, to: String)] = []
     /// Types whose data `deleteData(forType:)` deleted: dropped from the file if no class keeps them.
     private var deletedTypes: Set<String> = []
+    /// Whether this migration deleted objects (`delete`, `deleteData`).
+    private var deletedAny = false
     /// Whether the transaction's schema is the new schema with every rename so far.
     private var materialized = false
     /// The first failure; the migration then commits nothing.
@@ -120,7 +122,8 @@ public final class Migration {
             let old = MigrationObject(
                 source: self, table: oldID, schema: oldTable, key: key, generation: .old, location: location)
             var new: MigrationObject?
-            if let newID, let newTable, transaction.contains(newID, key) {
+            // Rows that existed before still exist unless this migration deleted some (one lookup less per row).
+            if let newID, let newTable, !deletedAny || transaction.contains(newID, key) {
                 new = MigrationObject(source: self, table: newID, schema: newTable, key: key, generation: .new)
             }
             try block(old, new)
@@ -250,6 +253,7 @@ public final class Migration {
                     "delete(_:) in a migration takes a new object (the second argument of enumerateObjects, or "
                         + "what create returned), not an old one."))
         }
+        deletedAny = true
         do throws(StorageError) {
             try deleteCascading(object.table, object.key)
         } catch {
@@ -263,6 +267,7 @@ public final class Migration {
     @discardableResult
     public func deleteData(forType typeName: String) -> Bool {
         guard failure == nil, let id = transaction.tableID(named: typeName) else { return false }
+        deletedAny = true
         do throws(StorageError) {
             try transaction.deleteAll(id)
         } catch {
