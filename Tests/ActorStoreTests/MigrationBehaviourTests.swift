@@ -52,6 +52,21 @@ enum KennelV1 {
     }
 }
 
+/// A tag whose primary key is renamed from `code` to `id`.
+enum TagV1 {
+    final class Tag: Object {
+        @Persisted(primaryKey: true) var code = ""
+        @Persisted var uses = 0
+    }
+}
+
+enum TagV2 {
+    final class Tag: Object {
+        @Persisted(primaryKey: true) var id = ""
+        @Persisted var uses = 0
+    }
+}
+
 struct BlockFailure: Error, Equatable {}
 
 @Suite struct MigrationBehaviourTests {
@@ -235,6 +250,26 @@ struct BlockFailure: Error, Equatable {}
         #expect(await realm.read { $0.object(ofType: NullabilityV2.Critter.self, forPrimaryKey: 2)?.name } == "Tom")
         let name = await realm.schema["Critter"]?["name"]
         #expect(name?.isOptional == true)
+    }
+
+    @Test func aRenamedPrimaryKeyStillFindsAndGuardsObjects() async throws {
+        let url = temporaryRealmURL()
+        do {
+            let realm = try await Realm(configuration: migrationConfiguration(url, [TagV1.Tag.self], version: 1))
+            try await realm.write { realm in
+                realm.create(TagV1.Tag.self, value: ["code": "a", "uses": 1])
+                realm.create(TagV1.Tag.self, value: ["code": "b", "uses": 2])
+            }
+        }
+        let realm = try await Realm(
+            configuration: migrationConfiguration(url, [TagV2.Tag.self], version: 2) { migration, _ in
+                migration.renameProperty(onType: TagV2.Tag.className(), from: "code", to: "id")
+            })
+        #expect(await realm.read { $0.object(ofType: TagV2.Tag.self, forPrimaryKey: "b")?.uses } == 2)
+        #expect(await realm.schema["Tag"]?.primaryKeyProperty?.name == "id")
+        await #expect(throws: RealmError.self) {
+            try await realm.write { $0.create(TagV2.Tag.self, value: ["id": "a"]) }
+        }
     }
 
     @Test func renamingAMissingPropertyFailsAndChangesNothing() async throws {

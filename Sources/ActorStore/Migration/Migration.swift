@@ -348,7 +348,11 @@ public final class Migration {
             var orphans = 0
             var shared = 0
             for (key, _) in transaction.keys(id) {
-                let parents = transaction.backlinks(to: id, key).reduce(0) { $0 + $1.count }
+                // Links kept in retired columns (a removed link property's bytes) are no parents.
+                let parents = transaction.backlinks(to: id, key).reduce(0) { total, link in
+                    let column = transaction.tableSchema(link.source)?.columns[safeIndex: link.column]
+                    return column.map { SchemaCheck.isRetired($0.name) } ?? true ? total : total + link.count
+                }
                 if parents == 0 { orphans += 1 } else if parents > 1 { shared += 1 }
             }
             guard orphans > 0 || shared > 0 else { continue }
@@ -376,7 +380,7 @@ public final class Migration {
     private func deleteCascading(_ id: TableID, _ key: ObjectKey) throws(StorageError) {
         guard let table = transaction.tableSchema(id), let values = try transaction.values(id, key) else { return }
         var owned: [(TableID, ObjectKey)] = []
-        for (column, schema) in table.columns.enumerated() {
+        for (column, schema) in table.columns.enumerated() where !SchemaCheck.isRetired(schema.name) {
             guard let target = schema.linkTarget, let targetID = transaction.tableID(named: target),
                 transaction.tableSchema(targetID)?.isEmbedded == true
             else { continue }
@@ -451,4 +455,9 @@ extension Migration: DynamicRowSource {
     func fail(_ error: RealmError) {
         if failure == nil { failure = error }
     }
+}
+
+extension Array {
+    /// The element at `index`, or nil when it is out of range.
+    fileprivate subscript(safeIndex index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }
