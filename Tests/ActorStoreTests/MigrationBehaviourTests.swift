@@ -272,6 +272,24 @@ struct BlockFailure: Error, Equatable {}
         }
     }
 
+    @Test func realmsOpenedTogetherMigrateOnce() async throws {
+        let url = temporaryRealmURL()
+        try await writeV1People(url)
+        let seen = SeenVersions()
+        let config = migrationConfiguration(url, [PersonV3.Person.self], version: 3) { migration, old in
+            seen.record(old)
+            SeedMigrations.toVersion3(migration, old)
+        }
+        async let first = Realm(configuration: config)
+        async let second = Realm(configuration: config)
+        let realms = try await [first, second]
+        #expect(seen.versions == [1])
+        for realm in realms {
+            let people = await realm.read { $0.objects(PersonV3.Person.self).map { "\($0.fullName) \($0.age)" } }
+            #expect(people == ["Jane Doe 30", "John Smith 41"])
+        }
+    }
+
     @Test func renamingAMissingPropertyFailsAndChangesNothing() async throws {
         let url = temporaryRealmURL()
         try await writeV1People(url)

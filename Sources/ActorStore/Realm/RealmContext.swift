@@ -181,6 +181,19 @@ final class RealmContext {
         } catch {
             throw RealmError(error)
         }
+        if transaction.schemaVersion != storedVersion {
+            // Another realm of this process migrated the file while this one waited to write: start over from
+            // the file as it is now (the block must not run on data it already migrated).
+            transaction.rollback()
+            do {
+                snapshot = try engine.snapshot(replacing: &snapshot)
+            } catch {
+                throw RealmError(error)
+            }
+            rebind()
+            try await prepareSchema()
+            return
+        }
         let migration = Migration(
             transaction: transaction, classes: classes, newVersion: newVersion,
             findsClasses: configuration.objectTypes == nil)
