@@ -219,6 +219,13 @@ public final class Migration {
                     info.declarationOrder.compactMap { property in table.columnIndex(named: property.name) }
                 } ?? live
             given = zip(order, array).map { ($0, $1) }
+        } else {
+            fail(
+                RealmError(
+                    .invalidValue,
+                    "create(\"\(typeName)\", value:) takes a dictionary of property values or an array of them, not "
+                        + "\(type(of: value))."))
+            return placeholder(typeName)
         }
         for (column, item) in given {
             let schema = table.columns[column]
