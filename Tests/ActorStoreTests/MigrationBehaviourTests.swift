@@ -1,5 +1,6 @@
 import ActorStore
 import Foundation
+import Synchronization
 import Testing
 
 /// Contacts with addresses, before and after `Address` became an `EmbeddedObject` (the migrations page's
@@ -252,6 +253,22 @@ struct BlockFailure: Error, Equatable {}
         #expect(name?.isOptional == true)
     }
 
+    @Test func theBlockSeesTheOldAndTheNewSchema() async throws {
+        let url = temporaryRealmURL()
+        try await writeV1People(url)
+        let seen = SeenSchemas()
+        _ = try await Realm(
+            configuration: migrationConfiguration(url, [PersonV3.Person.self], version: 3) { migration, old in
+                seen.record(migration.oldSchema, migration.newSchema)
+                SeedMigrations.toVersion3(migration, old)
+            })
+        let (old, new) = try #require(seen.schemas)
+        #expect(old["Person"]?.properties.map(\.name) == ["firstName", "lastName", "age"])
+        #expect(old["Person"]?["age"]?.type == .int)
+        #expect(new["Person"]?.properties.map(\.name) == ["fullName", "age"])
+        #expect(new["Person"]?["age"]?.type == .string)
+    }
+
     @Test func aRenamedPrimaryKeyStillFindsAndGuardsObjects() async throws {
         let url = temporaryRealmURL()
         do {
@@ -367,4 +384,11 @@ struct BlockFailure: Error, Equatable {}
         }
         #expect(try await Realm.schemaVersion(at: url) == 1)
     }
+}
+
+/// The schemas a migration block saw.
+final class SeenSchemas: Sendable {
+    private let storage = Mutex<(Schema, Schema)?>(nil)
+    func record(_ old: Schema, _ new: Schema) { storage.withLock { $0 = (old, new) } }
+    var schemas: (Schema, Schema)? { storage.withLock { $0 } }
 }

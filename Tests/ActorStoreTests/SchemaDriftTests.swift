@@ -80,6 +80,18 @@ private func writeDrifters(_ url: URL) async throws {
         expectStopMessage(result, "migrationBlock")
     }
 
+    @Test func readingAChangedClassFromAFrozenRealmStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("\(UUID().uuidString).realm")
+            try await writeDrifters(url)
+            var configuration = Realm.Configuration(fileURL: url)
+            configuration.durability = .none
+            let frozen = try await Realm(configuration: configuration).freeze()
+            print("read \(frozen.objects(DriftV2.Drifter.self).map(\.count)) instead of stopping")
+        }
+        expectStopMessage(result, "property 'Drifter.count' changed type from int64 to string")
+    }
+
     @Test func writingAChangedClassWithoutObjectTypesThrowsSchemaMismatch() async throws {
         let url = temporaryRealmURL()
         try await writeDrifters(url)
