@@ -19,6 +19,7 @@ enum Benchmark: String, BenchmarkCase {
     case durableWrite = "durable-write"
     case notify = "notify"
     case open = "open"
+    case migrate = "migrate"
 
     var summary: String {
         switch self {
@@ -38,6 +39,8 @@ enum Benchmark: String, BenchmarkCase {
             "change streams: commit → delivery latency, a 100k sorted result's change set, 1,000 idle observers"
         case .open:
             "a fresh process opens an N/10- and an N-object realm and reads one object by primary key: time, memory"
+        case .migrate:
+            "write N objects in one transaction, then open with a migration (rename one property, fill one from two)"
         }
     }
 }

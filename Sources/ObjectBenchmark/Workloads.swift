@@ -36,6 +36,7 @@ final class Workloads {
         case .durableWrite: try await durableWriteBenchmark()
         case .notify: try await notifyBenchmark()
         case .open: try await openBenchmark()
+        case .migrate: try await migrationBenchmark()
         }
     }
 

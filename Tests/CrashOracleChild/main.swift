@@ -18,6 +18,8 @@ import Foundation
 //   actorstore-crash-child verify <file>
 //       Opens the store read-write (recovery, as an app restart would), checks every invariant and prints
 //       `VERIFY <json>` (see `VerifySummary`); exit status 0 when it holds, 1 when not, 2 if it cannot open.
+//   actorstore-crash-child migrate-prepare | migrate | migrate-check <file> ...
+//       A migration killed part-way (see Migrate.swift).
 //   actorstore-crash-child tryopen <file>
 //       Opens the store read-write while another process has it: prints `TRYOPEN refused alreadyOpen`
 //       (exit 0), `TRYOPEN opened` (exit 1: a second writer) or `TRYOPEN error <error>` (exit 2).
@@ -62,6 +64,22 @@ case "write":
     }
 case "verify":
     exit(await runVerify(path: path))
+case "migrate-prepare":
+    do {
+        try await runMigrationPrepare(path: path, count: Int(arguments.last ?? "") ?? 1000)
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
+case "migrate":
+    do {
+        try await runMigrate(path: path)
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
+case "migrate-check":
+    exit(await runMigrationCheck(path: path, count: Int(arguments.last ?? "") ?? 1000))
 case "tryopen":
     do {
         let realm = try await Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: path)))

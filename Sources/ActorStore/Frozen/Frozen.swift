@@ -34,6 +34,12 @@ final class FrozenContext: Sendable {
         guard let id = snapshot.tableID(named: info.className), let schema = snapshot.tableSchema(id) else {
             return nil
         }
+        // A class the realm never bound: it must match the file, or every changed column would read as its
+        // default. Not matching the file is a programmer error, as in Realm.
+        let differences = SchemaCheck.structuralDifferences([info], snapshot)
+        if !differences.isEmpty {
+            preconditionFailure(SchemaCheck.driftMessage(differences, storedVersion: snapshot.schemaVersion))
+        }
         return TableBinding(info: info, tableID: id, stored: schema)
     }
 

@@ -45,6 +45,28 @@ extension Realm {
         /// The version of your model classes. Increase it when they change.
         public var schemaVersion: UInt64 = 0
 
+        /// Brings the data of an older file up to the model classes: called once, inside the transaction that
+        /// migrates the file, when the file's schema version is lower than ``schemaVersion``.
+        ///
+        /// ```swift
+        /// let config = Realm.Configuration(
+        ///     fileURL: url, schemaVersion: 2,
+        ///     migrationBlock: { migration, oldSchemaVersion in
+        ///         if oldSchemaVersion < 2 {
+        ///             migration.renameProperty(onType: Person.className(), from: "age", to: "yearsSinceBirth")
+        ///         }
+        ///     })
+        /// ```
+        ///
+        /// Added properties, removed properties and `nil`-ability changes need no block (raising
+        /// ``schemaVersion`` is enough); type changes, renames and values computed from other properties do.
+        /// The block and the schema change are one transaction: if the block throws (its error is thrown by
+        /// `Realm(configuration:)` unchanged), a value it sets does not fit, or the disk fills, the file keeps
+        /// its old schema, version and data. See <doc:Migrations>.
+        ///
+        /// - Important: The ``Migration`` and the objects it hands out are valid only while the block runs.
+        public var migrationBlock: (@Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) throws -> Void)?
+
         /// When the stored schema does not match the classes, delete the file and start empty instead of
         /// throwing `schemaMismatch`. For caches and development only: this deletes the data.
         public var deleteRealmIfMigrationNeeded = false
@@ -87,15 +109,19 @@ extension Realm {
         /// The file system the engine uses (tests inject faults through it). Nil: the real one.
         package var fileSystem: (any FileSystem)?
 
-        /// A configuration for the default file.
+        /// A configuration for the default file (or the file, in-memory identifier, schema version, migration
+        /// block and classes given).
         public init(
             fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil, readOnly: Bool = false,
-            schemaVersion: UInt64 = 0, objectTypes: [ObjectBase.Type]? = nil, durability: Durability = .full
+            schemaVersion: UInt64 = 0,
+            migrationBlock: (@Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) throws -> Void)? = nil,
+            objectTypes: [ObjectBase.Type]? = nil, durability: Durability = .full
         ) {
             self._fileURL = inMemoryIdentifier == nil ? fileURL : nil
             self._inMemoryIdentifier = inMemoryIdentifier
             self.readOnly = readOnly
             self.schemaVersion = schemaVersion
+            self.migrationBlock = migrationBlock
             self.objectTypes = objectTypes
             self.durability = durability
         }

@@ -39,9 +39,11 @@ public actor Realm {
         try await self.init(configuration: .defaultConfiguration)
     }
 
-    /// Opens (creating if needed) the realm a configuration describes, recovering from any crash.
+    /// Opens (creating if needed) the realm a configuration describes, recovering from any crash, and
+    /// migrating a file of a lower schema version (see ``Configuration/migrationBlock``).
     /// - Throws: ``RealmError`` with a message saying what to do (`fileAccess`, `alreadyOpen` by another
-    ///   process, `schemaMismatch`, `corrupted`, `unsupportedFormat`, ...).
+    ///   process, `schemaMismatch`, `corrupted`, `unsupportedFormat`, ...), or the error the migration block
+    ///   threw (the file is then unchanged).
     public init(configuration: Configuration) async throws {
         self.configuration = configuration
         let context = try await RealmContext.open(configuration)

@@ -57,7 +57,8 @@ final class RealmContext {
 
     // MARK: Opening
 
-    static func open(_ configuration: Realm.Configuration) async throws(RealmError) -> RealmContext {
+    /// - Throws: a ``RealmError``, or what the migration block threw.
+    static func open(_ configuration: Realm.Configuration) async throws -> RealmContext {
         let classes = try SchemaCheck.classes(for: configuration)
         var deleted = false
         while true {
@@ -79,7 +80,7 @@ final class RealmContext {
             do {
                 try await context.prepareSchema()
                 return context
-            } catch let error
+            } catch let error as RealmError
                 where error.code == .schemaMismatch && configuration.deleteRealmIfMigrationNeeded
                 && !deleted && !configuration.readOnly
             {
@@ -93,7 +94,7 @@ final class RealmContext {
     }
 
     /// Checks the stored schema against the classes and creates missing tables.
-    private func prepareSchema() async throws(RealmError) {
+    private func prepareSchema() async throws {
         let storedVersion = snapshot.schemaVersion
         let hasTables = !snapshot.state.tableIDs.isEmpty
         if hasTables, storedVersion > configuration.schemaVersion {
@@ -123,6 +124,13 @@ final class RealmContext {
         // Record a higher schema version only when every stored table was checked against a class (without
         // objectTypes, tables of classes not yet used are not): else a later open could no longer migrate them.
         let covered = snapshot.state.tableIDs.keys.allSatisfy { name in classes.contains { $0.className == name } }
+        if versionBump, !configuration.readOnly, !structural.isEmpty || configuration.migrationBlock != nil {
+            // A block runs once: the version it migrated to is recorded even if some tables were not checked.
+            try await migrate(
+                from: storedVersion,
+                to: covered || configuration.migrationBlock != nil ? configuration.schemaVersion : storedVersion)
+            return
+        }
         let newVersion = versionBump && covered ? configuration.schemaVersion : storedVersion
         guard !configuration.readOnly,
             !missing.isEmpty || !differences.isEmpty || newVersion != storedVersion || !hasTables
@@ -142,6 +150,62 @@ final class RealmContext {
             try txn.setSchema(
                 existing + new, version: hasTables ? max(newVersion, txn.schemaVersion) : configuration.schemaVersion)
             try await txn.commit()
+            snapshot = try engine.snapshot(replacing: &snapshot)
+        } catch {
+            throw RealmError(error)
+        }
+        rebind()
+    }
+
+    /// Runs the migration block and the schema change as one write transaction; commits nothing if either
+    /// fails (the block's own error is thrown unchanged).
+    private func migrate(from storedVersion: UInt64, to newVersion: UInt64) async throws {
+        var byName: [String: ObjectSchemaInfo] = [:]
+        for info in classes { byName[info.className] = info }
+        let typeChanges = MigrationPlan(
+            current: snapshot.state.schema, classes: byName, renames: [], dropped: [], version: newVersion,
+            oldTables: [:]
+        ).typeChanges
+        if !typeChanges.isEmpty && configuration.migrationBlock == nil {
+            throw RealmError(
+                .schemaMismatch,
+                "The model classes do not match the schema stored in the file (schema version \(storedVersion)): "
+                    + typeChanges.joined(separator: "; ")
+                    + ". ActorStore cannot convert stored values by itself: add a Configuration.migrationBlock that "
+                    + "sets the new values (migration.enumerateObjects), rename the property, or set "
+                    + "deleteRealmIfMigrationNeeded to start over.")
+        }
+        let transaction: WriteTransaction
+        do {
+            transaction = try await engine.beginWrite()
+        } catch {
+            throw RealmError(error)
+        }
+        if transaction.schemaVersion != storedVersion {
+            // Another realm of this process migrated the file while this one waited to write: start over from
+            // the file as it is now (the block must not run on data it already migrated).
+            transaction.rollback()
+            do {
+                snapshot = try engine.snapshot(replacing: &snapshot)
+            } catch {
+                throw RealmError(error)
+            }
+            rebind()
+            try await prepareSchema()
+            return
+        }
+        let migration = Migration(
+            transaction: transaction, classes: classes, newVersion: newVersion,
+            findsClasses: configuration.objectTypes == nil)
+        do {
+            try configuration.migrationBlock?(migration, storedVersion)
+            try migration.finish()
+        } catch {
+            transaction.rollback()
+            throw error
+        }
+        do {
+            try await transaction.commit()
             snapshot = try engine.snapshot(replacing: &snapshot)
         } catch {
             throw RealmError(error)
@@ -218,18 +282,18 @@ final class RealmContext {
             let added = SchemaCheck.closure(of: [info]).filter { new in !classes.contains { $0 === new } }
             // A class joining after open was not checked then: check it now, and refuse writes if it does
             // not fit (reads map columns by name and read missing ones as defaults).
-            let differences = withStore { SchemaCheck.differences(added, $0) }.filter {
-                !$0.hasPrefix(SchemaCheck.indexChangePrefix)
+            let differences = withStore { SchemaCheck.structuralDifferences(added, $0) }
+            if !differences.isEmpty {
+                // The model does not match the file: binding it would read every changed or missing column
+                // as its default (an Int read back as "", queries finding nothing). A write throws (its
+                // commit is refused); anything else is a programmer error, as in Realm.
+                let message = SchemaCheck.driftMessage(differences, storedVersion: withStore { $0.schemaVersion })
+                for new in added { joinProblems[ObjectIdentifier(new.type)] = message }
+                guard let session else { preconditionFailure(message) }
+                session.fail(RealmError(.schemaMismatch, message))
+                return info
             }
-            let problems =
-                SchemaCheck.problems(added, restrictedTo: configuration.objectTypes)
-                + (differences.isEmpty
-                    ? []
-                    : differences
-                        + [
-                            "list the model classes in Configuration.objectTypes and raise schemaVersion, so that "
-                                + "opening the realm checks and migrates them"
-                        ])
+            let problems = SchemaCheck.problems(added, restrictedTo: configuration.objectTypes)
             if !problems.isEmpty {
                 for new in added { joinProblems[ObjectIdentifier(new.type)] = problems.joined(separator: "; ") }
             }

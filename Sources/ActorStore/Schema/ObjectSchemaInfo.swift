@@ -201,9 +201,15 @@ enum ClassRegistry {
             mirror = current.superclassMirror
         }
         var declared: [PropertyInfo] = []
+        /// Stored properties without `@Persisted`: ignored, unless they are the model's only properties or
+        /// collections, which a user of Realm's older `dynamic var` style would expect to be stored.
+        var unpersisted: [(name: String, value: Any)] = []
         for level in levels.reversed() {
             for child in level.children {
-                guard let wrapper = child.value as? any PersistedDescribing, let label = child.label else { continue }
+                guard let wrapper = child.value as? any PersistedDescribing, let label = child.label else {
+                    if let label = child.label, !label.hasPrefix("$__lazy") { unpersisted.append((label, child.value)) }
+                    continue
+                }
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
                 let ordinal = wrapper.position - probe._slotBase
                 guard probe._slots.indices.contains(ordinal) else {
@@ -234,6 +240,15 @@ enum ClassRegistry {
                         name: name, ordinal: ordinal, kind: kind, options: wrapper.options, accessor: wrapper.accessor,
                         originProperty: origin, stableDefault: stable))
             }
+        }
+        let collectionPrefixes = ["List<", "MutableSet<", "Map<", "LinkingObjects<"]
+        for (name, value) in unpersisted {
+            let typeName = String(describing: Swift.type(of: value))
+            guard declared.isEmpty || collectionPrefixes.contains(where: { typeName.hasPrefix($0) }) else { continue }
+            problems.append(
+                "'\(className).\(name)' is not @Persisted, so it would never be stored: declare it as "
+                    + "`@Persisted var \(name)` (Realm's older `@objc dynamic var` and `let \(name) = List<…>()` "
+                    + "declarations are not read).")
         }
         if declared.count != probe._slots.count {
             problems.append(

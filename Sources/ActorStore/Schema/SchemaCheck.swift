@@ -150,6 +150,20 @@ enum SchemaCheck {
         return result
     }
 
+    /// ``differences(_:_:)`` without index changes (which are applied without a migration).
+    static func structuralDifferences(_ classes: [ObjectSchemaInfo], _ store: some ReadableStore) -> [String] {
+        differences(classes, store).filter { !$0.hasPrefix(indexChangePrefix) }
+    }
+
+    /// What a model class that does not match the file says: the differences and what to do.
+    static func driftMessage(_ differences: [String], storedVersion: UInt64) -> String {
+        "The model classes do not match the schema stored in the file (schema version \(storedVersion)): "
+            + differences.joined(separator: "; ")
+            + ". Increase Configuration.schemaVersion above \(storedVersion), add a Configuration.migrationBlock for "
+            + "changes ActorStore cannot make by itself (a type change, a rename), and list the model classes in "
+            + "Configuration.objectTypes so that opening the realm checks and migrates them."
+    }
+
     /// How the stored tables of `classes` differ from the classes; empty when they match.
     static func differences(_ classes: [ObjectSchemaInfo], _ store: some ReadableStore) -> [String] {
         var differences: [String] = []

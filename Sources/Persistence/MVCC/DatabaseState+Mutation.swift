@@ -177,7 +177,7 @@ extension DatabaseState {
         var newIDs: [String: TableID] = [:]
         for entry in entries {
             var table = tables[entry.id] ?? TableState(id: entry.id, schema: entry.schema)
-            let rebuild = table.schema != entry.schema && !table.rows.isEmpty
+            let rebuild = !Self.indexesSurvive(table.schema, entry.schema) && !table.rows.isEmpty
             table.schema = entry.schema
             table.nextKey = max(table.nextKey, entry.nextKey)
             if rebuild || tables[entry.id] == nil {
@@ -192,13 +192,28 @@ extension DatabaseState {
         }
         let dropped = Set(tables.keys).subtracting(newTables.keys)
         let changed = newTables.filter { id, table in
-            tables[id].map { $0.schema != table.schema && !$0.rows.isEmpty } ?? false
+            tables[id].map { !Self.indexesSurvive($0.schema, table.schema) && !$0.rows.isEmpty } ?? false
         }
         tables = TableStore(newTables)
         tableIDs = newIDs
         if !dropped.isEmpty || !changed.isEmpty {
             try rebuildDerivedIndexes(token: token, readRow: readRow)
         }
+    }
+
+    /// Whether the indexes built for a table under `old` stay valid under `new`: every existing column keeps
+    /// its position, type, link target, index and primary-key flags (only names or the embedded flag may
+    /// change), and appended columns are not indexed (rows written before read them as defaults, and links
+    /// absent from a row need no backlink). A migration's renames and added properties then cost no rebuild.
+    static func indexesSurvive(_ old: TableSchema, _ new: TableSchema) -> Bool {
+        guard new.columns.count >= old.columns.count else { return false }
+        for (a, b) in zip(old.columns, new.columns)
+        where a.type != b.type || a.linkTarget != b.linkTarget || a.isIndexed != b.isIndexed
+            || a.isPrimaryKey != b.isPrimaryKey
+        {
+            return false
+        }
+        return !new.columns[old.columns.count...].contains { $0.isIndexed || $0.isPrimaryKey }
     }
 
     /// Rebuilds primary, secondary and backlink indexes and live bytes from the rows (after a schema change).

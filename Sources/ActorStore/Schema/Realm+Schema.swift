@@ -1,0 +1,126 @@
+import ActorStorePersistence
+import Foundation
+
+extension Realm {
+    /// The classes stored in the realm's file and their properties, as of the version the realm sees.
+    ///
+    /// ```swift
+    /// let dog = await realm.schema["Dog"]
+    /// print(dog?.primaryKeyProperty?.name ?? "no primary key", dog?.properties.map(\.name) ?? [])
+    /// ```
+    ///
+    /// It lists what the file holds, also classes this program has no model class for.
+    public var schema: Schema {
+        context.withStore { store in Schema(stored: store.state.schema) }
+    }
+
+    /// Every object of the class named `className`, read by property name (`dog["name"]`), without the model
+    /// class: for tools that open any realm, and code that must read a class it does not declare.
+    ///
+    /// ```swift
+    /// let names = await realm.read { realm in realm.dynamicObjects("Dog").map { $0["name"] as! String } }
+    /// ```
+    ///
+    /// The objects are read-only, and live: the collection follows the realm's version, as ``Results`` does.
+    /// An unknown class name gives an empty collection.
+    public func dynamicObjects(_ className: String) -> DynamicResults {
+        DynamicResults(context: context, className: className)
+    }
+
+    /// The schema version of the realm file at `url`, read without opening it for writing (and without
+    /// migrating it): what a program checks before deciding how to open a file.
+    ///
+    /// ```swift
+    /// if try await Realm.schemaVersion(at: url) < 3 { showMigrationProgress() }
+    /// ```
+    /// - Throws: `RealmError.fileNotFound` or `.fileAccess` if the file cannot be read, `.corrupted` or
+    ///   `.unsupportedFormat` if it is not a realm file.
+    public static func schemaVersion(at url: URL) async throws -> UInt64 {
+        try await schemaVersion(at: url, fileSystem: nil)
+    }
+
+    /// ``schemaVersion(at:)`` through a file system of the tests.
+    static func schemaVersion(at url: URL, fileSystem: (any FileSystem)?) async throws -> UInt64 {
+        var configuration = Configuration(fileURL: url, readOnly: true)
+        configuration.fileSystem = fileSystem
+        configuration.automaticCompaction = false
+        let (key, engineConfiguration) = try configuration.engineConfiguration()
+        let engine = try await EngineRegistry.acquire(key, readOnly: true, durable: true, fileSystem: fileSystem) {
+            () async throws(StorageError) in
+            try await StorageEngine.open(engineConfiguration)
+        }
+        defer { EngineRegistry.release(key, engine: engine) }
+        do {
+            return try engine.snapshot().schemaVersion
+        } catch {
+            throw RealmError(error)
+        }
+    }
+}
+
+/// The objects of one class, read by property name: what ``Realm/dynamicObjects(_:)`` returns. Live, as
+/// ``Results``: it follows the version its realm sees.
+///
+/// - Important: It belongs to its realm's actor, as live objects do.
+public final class DynamicResults: RandomAccessCollection {
+    let context: RealmContext
+    /// The class name.
+    public let className: String
+
+    init(context: RealmContext, className: String) {
+        self.context = context
+        self.className = className
+    }
+
+    private var table: TableID? { context.withStore { $0.tableID(named: className) } }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// The number of objects.
+    public var endIndex: Int { table.map { context.rowCount($0) } ?? 0 }
+
+    /// The object at `position`, in the order objects were created.
+    public subscript(position: Int) -> DynamicObject {
+        guard let table, let row = context.row(table, at: position),
+            let schema = context.withStore({ $0.tableSchema(table) })
+        else {
+            preconditionFailure("Index \(position) is out of range: \(className) has \(count) objects.")
+        }
+        return DynamicObject(source: context, table: table, schema: schema, key: row.key, generation: .current)
+    }
+}
+
+@available(*, unavailable, message: "Dynamic results stay inside their Realm actor")
+extension DynamicResults: Sendable {}
+
+extension RealmContext: DynamicRowSource {
+    func read(_ object: DynamicObject, column: Int, type: ColumnType) -> Value? {
+        withStore { store in (try? store.value(object.table, object.key, column: column)) ?? nil }
+    }
+
+    func write(_ object: DynamicObject, column: Int, value: Value) {
+        preconditionFailure("Objects of Realm.dynamicObjects are read-only: write through the model class.")
+    }
+
+    func linkedObject(_ key: ObjectKey, target: String, generation: DynamicGeneration) -> DynamicObject? {
+        withStore { store in
+            guard let id = store.tableID(named: target), let schema = store.tableSchema(id), store.contains(id, key)
+            else { return nil }
+            return DynamicObject(source: self, table: id, schema: schema, key: key, generation: .current)
+        }
+    }
+
+    func fail(_ error: RealmError) { recordFailure(error) }
+}
+
+extension ObjectBase {
+    /// The name of the class in the schema and the file: the class's name without its module
+    /// (`Person.className()` is `"Person"`). Migrations name classes with it.
+    public class func className() -> String { ClassRegistry.info(for: self).className }
+
+    /// The schema of the object's class: its properties as the model declares them.
+    public var objectSchema: ObjectSchema { ObjectSchema(ClassRegistry.info(for: type(of: self))) }
+
+    /// The schema of the class: its properties as the model declares them.
+    public class var sharedSchema: ObjectSchema { ObjectSchema(ClassRegistry.info(for: self)) }
+}

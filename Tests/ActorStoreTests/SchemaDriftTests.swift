@@ -1,0 +1,147 @@
+import ActorStore
+import Foundation
+import Testing
+
+/// One class, two shapes, the same name in the file: `count` is an Int, then a String.
+enum DriftV1 {
+    final class Drifter: Object {
+        @Persisted var name = ""
+        @Persisted var count = 0
+    }
+}
+
+enum DriftV2 {
+    final class Drifter: Object {
+        @Persisted var name = ""
+        @Persisted var count = ""
+    }
+}
+
+/// Realm Swift's legacy model style: stored properties without `@Persisted`, which ActorStore cannot see.
+final class LegacyDynamicDog: Object {
+    dynamic var name = ""
+    dynamic var age = 0
+}
+
+/// A `List` declared without `@Persisted` next to a persisted property.
+final class LegacyListOwner: Object {
+    @Persisted var name = ""
+    let dogs = List<LegacyDynamicDog>()
+}
+
+/// Standard error of a stopped child process contains `message`.
+private func expectStopMessage(
+    _ result: ExitTest.Result?, _ message: String, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(output.contains(message), "standard error: \(output.suffix(600))", sourceLocation: sourceLocation)
+}
+
+/// Writes two Drifters with the first model (listed in objectTypes, schema version 0).
+private func writeDrifters(_ url: URL) async throws {
+    var configuration = Realm.Configuration(fileURL: url, objectTypes: [DriftV1.Drifter.self])
+    configuration.durability = .none
+    let realm = try await Realm(configuration: configuration)
+    try await realm.write { realm in
+        realm.create(DriftV1.Drifter.self, value: ["name": "a", "count": 7])
+        realm.create(DriftV1.Drifter.self, value: ["name": "b", "count": 9])
+    }
+}
+
+/// The silent misbehaviours of issue 18: a model that does not match the file it reads, and a model whose
+/// properties are not `@Persisted`, must never read defaults or store nothing without saying so.
+@Suite struct SchemaDriftTests {
+    @Test func readingAChangedClassWithoutObjectTypesStopsInsteadOfReadingDefaults() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("\(UUID().uuidString).realm")
+            try await writeDrifters(url)
+            // objectTypes nil: the class joins when first used, after the open checked the file.
+            var configuration = Realm.Configuration(fileURL: url)
+            configuration.durability = .none
+            let realm = try await Realm(configuration: configuration)
+            let counts = await realm.read { $0.objects(DriftV2.Drifter.self).map(\.count) }
+            print("read \(counts) instead of stopping")
+        }
+        expectStopMessage(result, "property 'Drifter.count' changed type from int64 to string")
+        expectStopMessage(result, "Increase Configuration.schemaVersion")
+    }
+
+    @Test func queryingAChangedClassWithoutObjectTypesStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("\(UUID().uuidString).realm")
+            try await writeDrifters(url)
+            var configuration = Realm.Configuration(fileURL: url)
+            configuration.durability = .none
+            let realm = try await Realm(configuration: configuration)
+            let count = try await realm.read { try $0.objects(DriftV2.Drifter.self).filter("name == 'a'").count }
+            print("counted \(count) instead of stopping")
+        }
+        expectStopMessage(result, "Drifter")
+        expectStopMessage(result, "migrationBlock")
+    }
+
+    @Test func readingAChangedClassFromAFrozenRealmStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("\(UUID().uuidString).realm")
+            try await writeDrifters(url)
+            var configuration = Realm.Configuration(fileURL: url)
+            configuration.durability = .none
+            let frozen = try await Realm(configuration: configuration).freeze()
+            print("read \(frozen.objects(DriftV2.Drifter.self).map(\.count)) instead of stopping")
+        }
+        expectStopMessage(result, "property 'Drifter.count' changed type from int64 to string")
+    }
+
+    @Test func writingAChangedClassWithoutObjectTypesThrowsSchemaMismatch() async throws {
+        let url = temporaryRealmURL()
+        try await writeDrifters(url)
+        var configuration = Realm.Configuration(fileURL: url)
+        configuration.durability = .none
+        let realm = try await Realm(configuration: configuration)
+        do {
+            try await realm.write { $0.create(DriftV2.Drifter.self, value: ["name": "c", "count": "x"]) }
+            Issue.record("a write of a changed class succeeded")
+        } catch let error as RealmError {
+            #expect(error.code == .schemaMismatch)
+            #expect(error.message.contains("'Drifter.count' changed type"))
+        }
+        // The data is still there for the model that matches.
+        let listed = try await Realm(
+            configuration: migrationConfiguration(url, [DriftV1.Drifter.self], version: 0))
+        #expect(await listed.read { $0.objects(DriftV1.Drifter.self).map(\.count) } == [7, 9])
+    }
+
+    @Test func legacyDynamicPropertiesAreAnErrorNotSilence() async throws {
+        // Listed: the open throws.
+        do {
+            _ = try await Realm(configuration: testConfiguration([LegacyDynamicDog.self]))
+            Issue.record("a model without @Persisted properties opened")
+        } catch let error as RealmError {
+            #expect(error.code == .schemaMismatch)
+            #expect(error.message.contains("LegacyDynamicDog"))
+            #expect(error.message.contains("@Persisted"))
+        }
+        // Not listed: writing one throws instead of storing an empty object.
+        let realm = try await Realm(configuration: testConfiguration())
+        do {
+            try await realm.write { realm in
+                let dog = LegacyDynamicDog()
+                dog.name = "Rex"
+                realm.add(dog)
+            }
+            Issue.record("an object of a model without @Persisted properties was stored")
+        } catch let error as RealmError {
+            #expect(error.code == .schemaMismatch)
+            #expect(error.message.contains("'LegacyDynamicDog.name' is not @Persisted"))
+        }
+    }
+
+    @Test func aListWithoutPersistedIsAnError() async throws {
+        do {
+            _ = try await Realm(configuration: testConfiguration([LegacyListOwner.self, LegacyDynamicDog.self]))
+            Issue.record("a List without @Persisted was accepted")
+        } catch let error as RealmError {
+            #expect(error.message.contains("'LegacyListOwner.dogs' is not @Persisted"))
+        }
+    }
+}
