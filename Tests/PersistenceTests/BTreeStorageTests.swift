@@ -14,17 +14,22 @@ private final class FakeFile {
     var current: NodeStore?
 
     /// The nodes the last ``write(_:)`` wrote, by identity.
-    var written: [ObjectIdentifier: UInt64] = [:]
+    var written: [ObjectIdentifier: WrittenNode] = [:]
 
-    /// Appends the tree's unwritten nodes; returns the root offset.
-    func write<K: NodeCodable, V: NodeCodable>(_ tree: PersistentBTree<K, V>) -> UInt64? {
+    /// Appends the tree's unwritten nodes; returns the root's offset and the size of the tree's nodes.
+    func write<K: NodeCodable, V: NodeCodable>(_ tree: PersistentBTree<K, V>) -> (offset: UInt64, bytes: UInt64)? {
         var out = ByteWriter(capacity: 1 << 16)
         written = [:]
         let base = UInt64(bytes.count)
         let root = tree.writeNodes(to: &out, store: current ?? store(), written: &written)
         bytes.append(contentsOf: out.bytes)
-        for (node, position) in written { written[node] = base + position }
-        return root.map { $0 & BTreeNodeFormat.relative != 0 ? base + ($0 & ~BTreeNodeFormat.relative) : $0 }
+        for (node, placed) in written { written[node]?.offset = base + placed.offset }
+        return root.map { root in
+            let reference = root.reference
+            let offset =
+                reference & BTreeNodeFormat.relative != 0 ? base + (reference & ~BTreeNodeFormat.relative) : reference
+            return (offset, root.bytes)
+        }
     }
 
     /// A store over a copy of the bytes written so far (a region that stays valid while referenced).
@@ -91,7 +96,9 @@ struct BTreeStorageTests {
         }
         let file = FakeFile()
         let root = try #require(file.write(tree))
-        let loaded = IntTree(fileRoot: root, count: tree.count, store: file.store(), decoder: IntTree.makeDecoder())
+        let loaded = IntTree(
+            fileRoot: root.offset, count: tree.count, bytes: root.bytes, store: file.store(),
+            decoder: IntTree.makeDecoder())
         #expect(difference(loaded, model) == nil)
 
         // Changes copy the loaded nodes they touch; the stub-rooted tree keeps its version.
@@ -117,7 +124,8 @@ struct BTreeStorageTests {
         let secondRoot = try #require(file.write(changed))
         let secondStore = file.store()
         let reloaded = IntTree(
-            fileRoot: secondRoot, count: changed.count, store: secondStore, decoder: IntTree.makeDecoder())
+            fileRoot: secondRoot.offset, count: changed.count, bytes: secondRoot.bytes, store: secondStore,
+            decoder: IntTree.makeDecoder())
         #expect(difference(reloaded, changedModel) == nil)
         #expect(file.bytes.count - before < before / 2, "the second checkpoint rewrote most nodes")
 
@@ -161,7 +169,9 @@ struct BTreeStorageTests {
             token: token)
         let file = FakeFile()
         let root = try #require(file.write(tree))
-        let loaded = KeyTree(fileRoot: root, count: tree.count, store: file.store(), decoder: KeyTree.makeDecoder())
+        let loaded = KeyTree(
+            fileRoot: root.offset, count: tree.count, bytes: root.bytes, store: file.store(),
+            decoder: KeyTree.makeDecoder())
         loaded.checkInvariants()
         #expect(loaded.count == tree.count)
         #expect(Array(loaded.map(\.key)) == Array(tree.map(\.key)))
@@ -179,7 +189,8 @@ struct BTreeStorageTests {
         // Damage a byte in the middle of the first leaf (the first node written).
         file.bytes[FileHeader.size + BTreeNodeFormat.headerSize + 40] ^= 0x10
         let store = file.store()
-        let loaded = IntTree(fileRoot: root, count: tree.count, store: store, decoder: IntTree.makeDecoder())
+        let loaded = IntTree(
+            fileRoot: root.offset, count: tree.count, bytes: root.bytes, store: store, decoder: IntTree.makeDecoder())
         #expect(loaded.value(forKey: 9_999) == 19_998)
         #expect(store.damage == nil)
         _ = loaded.value(forKey: 1)
@@ -197,13 +208,16 @@ struct BTreeStorageTests {
         let root = try #require(file.write(tree))
         // The tree claims one entry more than its nodes hold.
         let store = file.store()
-        let wrongCount = IntTree(fileRoot: root, count: tree.count + 1, store: store, decoder: IntTree.makeDecoder())
+        let wrongCount = IntTree(
+            fileRoot: root.offset, count: tree.count + 1, bytes: root.bytes, store: store,
+            decoder: IntTree.makeDecoder())
         _ = wrongCount.value(forKey: 5)
         #expect(store.damage?.code == .corrupted)
         // A root offset past the end of the file.
         let outside = file.store()
         let pastEnd = IntTree(
-            fileRoot: UInt64(file.bytes.count + 100), count: 3, store: outside, decoder: IntTree.makeDecoder())
+            fileRoot: UInt64(file.bytes.count + 100), count: 3, bytes: 100, store: outside,
+            decoder: IntTree.makeDecoder())
         _ = pastEnd.first
         #expect(outside.damage?.code == .corrupted)
     }
@@ -216,7 +230,8 @@ struct BTreeStorageTests {
         let file = FakeFile()
         let root = try #require(file.write(tree))
         let store = file.store()
-        let loaded = IntTree(fileRoot: root, count: tree.count, store: store, decoder: IntTree.makeDecoder())
+        let loaded = IntTree(
+            fileRoot: root.offset, count: tree.count, bytes: root.bytes, store: store, decoder: IntTree.makeDecoder())
         let failures = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             var random = SplitMix64(seed: UInt64(worker))

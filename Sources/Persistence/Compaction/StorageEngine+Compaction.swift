@@ -86,7 +86,7 @@ extension StorageEngine {
         guard let auto = configuration.autoCompaction, !configuration.readOnly else { return }
         let start = core.withLock { core -> Bool in
             let total = core.appendedEnd
-            let dead = total > core.published.liveBytes ? total - core.published.liveBytes : 0
+            let dead = total > core.liveBytes ? total - core.liveBytes : 0
             guard total >= auto.minimumFileSize, Double(dead) >= auto.deadRatio * Double(total),
                 !core.compactionRunning, !core.isClosed, core.poisoned == nil
             else { return false }
@@ -221,6 +221,7 @@ extension StorageEngine {
             // the trees that still use them; the next checkpoint writes them into the new file.
             core.nodeStore = NodeStore(region: copy.region, end: newState.endOffset, path: path)
             core.checkpoint = nil
+            core.checkpointNodeBytes = 0
             if let directoryError { core.poisoned = Self.poison(path, directoryError) }
             return oldLock
         }

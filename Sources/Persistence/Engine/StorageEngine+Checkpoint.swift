@@ -84,7 +84,7 @@ extension StorageEngine {
         guard configuration.writesCheckpoints, header.hasCheckpoints, state.version > .zero,
             last?.version != state.version
         else { return }
-        var written: [ObjectIdentifier: UInt64] = [:]
+        var written: [ObjectIdentifier: WrittenNode] = [:]
         var nodes = ByteWriter(capacity: 1 << 16)
         let unplaced = state.writeCheckpointNodes(
             to: &nodes, store: store, danglingLinks: danglingLinks, written: &written)
@@ -109,7 +109,7 @@ extension StorageEngine {
         var checkpoint = unplaced.placed(at: base)
         checkpoint.nodesStart = start
         checkpoint.nodesEnd = nodesEnd
-        for (node, position) in written { written[node] = base + position }
+        for (node, placed) in written { written[node]?.offset = base + placed.offset }
 
         // 3. Sync them.
         do throws(StorageError) { try fs.sync(file) } catch {
@@ -153,6 +153,7 @@ extension StorageEngine {
             core.reservedEnd = max(core.reservedEnd, end)
             if syncing { core.syncedEnd = max(core.syncedEnd, end) }
             core.checkpoint = CheckpointMark(version: state.version, end: end)
+            core.checkpointNodeBytes = checkpoint.nodeBytes
             // The newest versions read what was written from the file: the nodes the engine held go once
             // no snapshot uses them (memory stays bounded by what changed since).
             let tip = core.tip.rebased(onto: written, store: store)

@@ -175,8 +175,15 @@ package final class StorageEngine: Sendable {
         var nodeStore: NodeStore
         /// The newest checkpoint in the file, if any.
         var checkpoint: CheckpointMark?
+        /// The bytes of the index nodes the newest checkpoint's trees use: live bytes beside the rows (see
+        /// ``liveBytes``).
+        var checkpointNodeBytes: UInt64 = 0
         var checkpointRunning = false
         var lastCheckpointError: StorageError?
+
+        /// The bytes a compaction would keep: the newest version's rows and the newest checkpoint's nodes
+        /// (the nodes changed since count when the next checkpoint writes them).
+        var liveBytes: UInt64 { published.liveBytes + checkpointNodeBytes }
         var waiting: [PendingCommit] = []
         var syncInFlight = false
         var poisoned: StorageError?
@@ -294,6 +301,7 @@ package final class StorageEngine: Sendable {
             var state = DatabaseState()
             var scanFrom = FileHeader.size
             var checkpoint: CheckpointMark?
+            var checkpointNodeBytes: UInt64 = 0
             // With a checkpoint, only the links of the commits replayed after it are checked (see below).
             var touched: Replay.Touched?
             var checkpointHadDanglingLinks = false
@@ -307,6 +315,7 @@ package final class StorageEngine: Sendable {
                 scanFrom = Int(found.checkpoint.replayFrom)
                 trustedNodesEnd = found.offset
                 checkpoint = CheckpointMark(version: found.checkpoint.version, end: UInt64(found.end))
+                checkpointNodeBytes = found.checkpoint.nodeBytes
                 touched = Replay.Touched()
                 checkpointHadDanglingLinks = found.checkpoint.danglingLinks
                 report.checkpointVersion = found.checkpoint.version
@@ -378,7 +387,8 @@ package final class StorageEngine: Sendable {
             let core = Core(
                 file: file, lockFile: lockFile, header: header, region: region, published: state, tip: state,
                 appendedEnd: end, durableEnd: end, syncedEnd: configuration.readOnly ? 0 : end, reservedEnd: end,
-                nodeStore: nodeStore, checkpoint: checkpoint, report: report)
+                nodeStore: nodeStore, checkpoint: checkpoint, checkpointNodeBytes: checkpointNodeBytes,
+                report: report)
             let danglingLinks =
                 touched.map { checkpointHadDanglingLinks || state.hasDanglingLinks(after: $0, readRow: readRow) }
                 ?? state.hasDanglingLinks()
@@ -619,7 +629,7 @@ package final class StorageEngine: Sendable {
         return core.withLock { core in
             let loads = core.nodeStore.loadStatistics
             return Statistics(
-                version: core.published.version, totalBytes: core.appendedEnd, liveBytes: core.published.liveBytes,
+                version: core.published.version, totalBytes: core.appendedEnd, liveBytes: core.liveBytes,
                 pinnedVersions: pinned.count, oldestPinnedVersion: pinned.oldest, generation: core.header.generation,
                 checkpointVersion: core.checkpoint?.version,
                 bytesSinceCheckpoint: core.appendedEnd

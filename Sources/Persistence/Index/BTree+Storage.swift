@@ -18,6 +18,7 @@ package protocol NodeCodable {
 ///              | position: u64 | body
 ///  leaf     := key[count] | value[count]
 ///  internal := child[count] (u64, see below) | entries[count] (u64: entries under each child)
+///              | bytes[count] (u64: bytes of the nodes under each child, its own included)
 ///              | separator[count - 1]
 ///  child    := the child's file offset, or, with bit 63 set, its position in this node's nodes record
 /// ```
@@ -162,15 +163,21 @@ extension PersistentBTree {
         /// when it is loaded, so that a crafted file cannot make rank, select or rebalancing go wrong.
         let entries: Int
         let minimum: Int
+        /// The bytes of the nodes of the subtree in the file (this node's included): what the subtree adds
+        /// to the store's live bytes. Checked when the node is loaded, as `entries` is.
+        let bytes: UInt64
         let store: NodeStore
         let decoder: NodeDecoder
         /// 0, or the bits of a retained ``Node``: the loaded node.
         private let loaded = Atomic<UInt>(0)
 
-        init(offset: UInt64, entries: Int, minimum: Int, store: NodeStore, decoder: NodeDecoder) {
+        init(
+            offset: UInt64, entries: Int, minimum: Int, bytes: UInt64, store: NodeStore, decoder: NodeDecoder
+        ) {
             self.offset = offset
             self.entries = entries
             self.minimum = minimum
+            self.bytes = bytes
             self.store = store
             self.decoder = decoder
         }
@@ -258,10 +265,12 @@ extension PersistentBTree {
 
     /// A tree whose root is the node at `offset` in the file, with `count` entries; nothing is read
     /// until the tree is used.
-    init(fileRoot offset: UInt64, count: Int, store: NodeStore, decoder: NodeDecoder) {
+    /// `bytes` is the size of the tree's nodes in the file.
+    init(fileRoot offset: UInt64, count: Int, bytes: UInt64, store: NodeStore, decoder: NodeDecoder) {
         self.init()
         guard count > 0 else { return }
-        root = Node.makeStub(NodeSource(offset: offset, entries: count, minimum: 1, store: store, decoder: decoder))
+        root = Node.makeStub(
+            NodeSource(offset: offset, entries: count, minimum: 1, bytes: bytes, store: store, decoder: decoder))
         self.count = count
     }
 
@@ -283,8 +292,8 @@ extension PersistentBTree {
             let old = Unmanaged<NodeSource>.fromOpaque(source.toOpaque()).takeUnretainedValue()
             return Node.makeStub(
                 NodeSource(
-                    offset: old.offset, entries: old.entries, minimum: old.minimum, store: old.store,
-                    decoder: old.decoder))
+                    offset: old.offset, entries: old.entries, minimum: old.minimum, bytes: old.bytes,
+                    store: old.store, decoder: old.decoder))
         }
         if node.isLeaf { return node }
         var copy: Node?
@@ -304,8 +313,9 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
     static func makeDecoder() -> NodeDecoder {
         NodeDecoder { kind, count, base, body, source in
             var reader = ByteReader(body)
+            let ownBytes = UInt64(BTreeNodeFormat.headerSize + body.count)
             if kind == BTreeNodeFormat.leafKind {
-                guard count == source.entries else { return nil }
+                guard count == source.entries, ownBytes == source.bytes else { return nil }
                 let node = Node.make(isLeaf: true, owner: 0)
                 var keys: [Key] = []
                 keys.reserveCapacity(count)
@@ -348,6 +358,15 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
                 total += Int(entries)
             }
             guard total == source.entries, count >= 2 else { return nil }
+            var sizes: [UInt64] = []
+            var totalBytes = ownBytes
+            for _ in 0..<count {
+                let size = reader.uint64()
+                guard size >= UInt64(BTreeNodeFormat.headerSize), size <= source.bytes - totalBytes else { return nil }
+                sizes.append(size)
+                totalBytes += size
+            }
+            guard totalBytes == source.bytes else { return nil }
             var separators: [Key] = []
             for _ in 0..<(count - 1) {
                 guard let key = Key.decode(from: &reader), separators.last.map({ $0 < key }) ?? true else {
@@ -361,8 +380,8 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
             node.subtreeCounts.initialize(from: counts, count: count)
             for (index, offset) in offsets.enumerated() {
                 let child = NodeSource(
-                    offset: offset, entries: counts[index], minimum: minFill, store: source.store,
-                    decoder: source.decoder)
+                    offset: offset, entries: counts[index], minimum: minFill, bytes: sizes[index],
+                    store: source.store, decoder: source.decoder)
                 (node.children + index).initialize(to: Node.makeStub(child))
             }
             node.count = count
@@ -376,37 +395,44 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
     /// an empty tree). `out` will be the nodes of one nodes record; nothing in it depends on where that is
     /// appended. A node of another store (the file before a compaction) is loaded and written again.
     ///
-    /// `written` gains the position of every node written (by node identity), for
-    /// ``rebased(onto:store:decoder:)`` once the record is appended.
+    /// `written` gains the position and subtree size of every node written (by node identity), for
+    /// ``rebased(onto:store:decoder:)`` once the record is appended. The result's `bytes` is the size of
+    /// all the tree's nodes in the file (those written before included).
     ///
     /// - Complexity: O(nodes changed since the last checkpoint).
-    func writeNodes(to out: inout ByteWriter, store: NodeStore, written: inout [ObjectIdentifier: UInt64]) -> UInt64? {
+    func writeNodes(
+        to out: inout ByteWriter, store: NodeStore, written: inout [ObjectIdentifier: WrittenNode]
+    ) -> (reference: UInt64, bytes: UInt64)? {
         guard let root else { return nil }
         return Self.write(root, to: &out, store: store, written: &written)
     }
 
     private static func write(
-        _ node: Node, to out: inout ByteWriter, store: NodeStore, written: inout [ObjectIdentifier: UInt64]
-    ) -> UInt64 {
+        _ node: Node, to out: inout ByteWriter, store: NodeStore, written: inout [ObjectIdentifier: WrittenNode]
+    ) -> (reference: UInt64, bytes: UInt64) {
         if let source = node.stubSource {
-            let (offset, inFile) = Unmanaged<NodeSource>.fromOpaque(source.toOpaque())._withUnsafeGuaranteedRef {
-                ($0.offset, $0.store === store)
-            }
-            if inFile { return offset }
+            let (offset, bytes, inFile) = Unmanaged<NodeSource>.fromOpaque(source.toOpaque())
+                ._withUnsafeGuaranteedRef { ($0.offset, $0.bytes, $0.store === store) }
+            if inFile { return (offset, bytes) }
             return write(resolved(node), to: &out, store: store, written: &written)
         }
         var body = ByteWriter(capacity: 4096)
+        var subtreeBytes: UInt64 = 0
         if node.isLeaf {
             for index in 0..<node.count { node.keys[index].encode(to: &body) }
             for index in 0..<node.count { node.values[index].encode(to: &body) }
         } else {
-            var references: [UInt64] = []
-            references.reserveCapacity(node.count)
+            var children: [(reference: UInt64, bytes: UInt64)] = []
+            children.reserveCapacity(node.count)
             for index in 0..<node.count {
-                references.append(write(node.children[index], to: &out, store: store, written: &written))
+                children.append(write(node.children[index], to: &out, store: store, written: &written))
             }
-            for reference in references { body.append(reference) }
+            for child in children { body.append(child.reference) }
             for index in 0..<node.count { body.append(UInt64(node.subtreeCounts[index])) }
+            for child in children {
+                body.append(child.bytes)
+                subtreeBytes += child.bytes
+            }
             for index in 0..<(node.count - 1) { node.keys[index].encode(to: &body) }
         }
         let position = UInt64(out.count)
@@ -423,25 +449,32 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
         withUnsafeBytes(of: crc.littleEndian) { header.bytes.replaceSubrange(8..<12, with: $0) }
         out.append(header.bytes)
         out.append(body.bytes)
-        written[ObjectIdentifier(node)] = position
-        return position | BTreeNodeFormat.relative
+        subtreeBytes += UInt64(BTreeNodeFormat.headerSize + body.count)
+        written[ObjectIdentifier(node)] = WrittenNode(offset: position, bytes: subtreeBytes)
+        return (position | BTreeNodeFormat.relative, subtreeBytes)
     }
 
-    /// The same entries, with every node a checkpoint wrote (`written`: node identity → file offset, from
-    /// ``writeNodes(to:base:store:written:)``) replaced by a stub of `store`, so that its memory goes once no
-    /// snapshot uses it. The tree may have changed since the checkpoint took it: nodes changed since are
-    /// kept (and copied where a child below them is replaced).
+    /// The same entries, with every node a checkpoint wrote (`written`: node identity → file offset and
+    /// subtree size, from ``writeNodes(to:store:written:)``) replaced by a stub of `store`, so that its
+    /// memory goes once no snapshot uses it. The tree may have changed since the checkpoint took it: nodes
+    /// changed since are kept (and copied where a child below them is replaced).
     ///
     /// Sound because nodes never change once their version is published: a node the checkpoint wrote holds
     /// what it wrote, in whatever version it is still found (`written` holds only nodes alive for the call).
     ///
     /// - Complexity: O(nodes in memory).
-    func rebased(onto written: [ObjectIdentifier: UInt64], store: NodeStore, decoder: NodeDecoder) -> PersistentBTree {
+    func rebased(
+        onto written: [ObjectIdentifier: WrittenNode], store: NodeStore, decoder: NodeDecoder
+    )
+        -> PersistentBTree
+    {
         guard let root, root.stubSource == nil else { return self }
         var tree = self
-        if let offset = written[ObjectIdentifier(root)] {
+        if let node = written[ObjectIdentifier(root)] {
             tree.root = Node.makeStub(
-                NodeSource(offset: offset, entries: count, minimum: 1, store: store, decoder: decoder))
+                NodeSource(
+                    offset: node.offset, entries: count, minimum: 1, bytes: node.bytes, store: store,
+                    decoder: decoder))
         } else {
             tree.root = Self.rebased(root, written, store, decoder)
         }
@@ -449,7 +482,7 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
     }
 
     private static func rebased(
-        _ node: Node, _ written: [ObjectIdentifier: UInt64], _ store: NodeStore, _ decoder: NodeDecoder
+        _ node: Node, _ written: [ObjectIdentifier: WrittenNode], _ store: NodeStore, _ decoder: NodeDecoder
     ) -> Node {
         if node.isLeaf { return node }
         var copy: Node?
@@ -457,11 +490,11 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
             let child = node.children[index]
             guard child.stubSource == nil else { continue }
             let fresh: Node
-            if let offset = written[ObjectIdentifier(child)] {
+            if let writtenChild = written[ObjectIdentifier(child)] {
                 fresh = Node.makeStub(
                     NodeSource(
-                        offset: offset, entries: node.subtreeCounts[index], minimum: minFill, store: store,
-                        decoder: decoder))
+                        offset: writtenChild.offset, entries: node.subtreeCounts[index], minimum: minFill,
+                        bytes: writtenChild.bytes, store: store, decoder: decoder))
             } else {
                 fresh = rebased(child, written, store, decoder)
                 if fresh === child { continue }
@@ -471,6 +504,13 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
         }
         return copy ?? node
     }
+}
+
+/// A node a checkpoint wrote: its position in the nodes record (its file offset once the record is
+/// appended) and the bytes of its subtree in the file.
+package struct WrittenNode: Sendable {
+    package var offset: UInt64
+    package var bytes: UInt64
 }
 
 // MARK: Encodings of the engine's keys and values

@@ -21,7 +21,7 @@
 ///   | liveBytes u64 | flags u8 (bit 0: the log had links to missing objects) | backlinks tree
 ///   | schema (a schema operation, CommitPayload) | per table, in the schema's order:
 ///     rows tree | integer primary keys tree | other primary keys tree | indexCount u16 | (column u16 | tree)*
-///  tree := root u64 (file offset of the root node; 0 when empty) | count u64
+///  tree := root u64 (file offset of the root node; 0 when empty) | count u64 | bytes u64 (its nodes)
 /// ```
 /// `replayFrom` is the end of version `version`'s commit record: open replays the commits from there,
 /// passing over node and checkpoint records (the nodes before this record without reading them).
@@ -30,11 +30,21 @@
 /// footers, and builds the version from it without reading a node (see ``StorageEngine``). Nodes are read
 /// when first used.
 package struct Checkpoint: Sendable, Equatable {
-    /// A tree's root node (0: empty) and entry count.
+    /// A tree's root node (0: empty), entry count, and the size of its nodes in the file.
     package struct TreeRoot: Sendable, Equatable {
         package var offset: UInt64
         package var count: Int
-        package static let empty = TreeRoot(offset: 0, count: 0)
+        package var bytes: UInt64
+        package static let empty = TreeRoot(offset: 0, count: 0, bytes: 0)
+    }
+
+    /// The bytes of every node the checkpoint's trees use: live bytes of the store, beside the rows.
+    package var nodeBytes: UInt64 {
+        tables.reduce(backlinks.bytes) { total, table in
+            table.indexes.values.reduce(total + table.rows.bytes + table.integerKeys.bytes + table.otherKeys.bytes) {
+                $0 + $1.bytes
+            }
+        }
     }
 
     package struct Table: Sendable, Equatable {
@@ -79,7 +89,8 @@ package struct Checkpoint: Sendable, Equatable {
     package func placed(at base: UInt64) -> Checkpoint {
         func place(_ tree: TreeRoot) -> TreeRoot {
             guard tree.offset & BTreeNodeFormat.relative != 0 else { return tree }
-            return TreeRoot(offset: base + (tree.offset & ~BTreeNodeFormat.relative), count: tree.count)
+            return TreeRoot(
+                offset: base + (tree.offset & ~BTreeNodeFormat.relative), count: tree.count, bytes: tree.bytes)
         }
         var placed = self
         placed.backlinks = place(backlinks)
@@ -120,6 +131,7 @@ package struct Checkpoint: Sendable, Equatable {
     private static func append(_ tree: TreeRoot, to w: inout ByteWriter) {
         w.append(tree.offset)
         w.append(UInt64(tree.count))
+        w.append(tree.bytes)
     }
 
     /// Parses a checkpoint record's body (after the watermark), found at `offset` in the file.
@@ -144,9 +156,12 @@ package struct Checkpoint: Sendable, Equatable {
         func tree() -> TreeRoot? {
             let root = r.uint64()
             let count = r.uint64()
+            let bytes = r.uint64()
             // A root lies before the checkpoint's end of nodes; an empty tree has none.
-            guard count <= UInt64(Int.max), (root == 0) == (count == 0), root < nodesEnd else { return nil }
-            return TreeRoot(offset: root, count: Int(count))
+            guard count <= UInt64(Int.max), (root == 0) == (count == 0), (root == 0) == (bytes == 0),
+                root < nodesEnd, bytes <= nodesEnd
+            else { return nil }
+            return TreeRoot(offset: root, count: Int(count), bytes: bytes)
         }
         guard let backlinks = tree() else { throw bad("backlink index") }
         guard r.uint8() == CommitPayload.Op.schema.rawValue else { throw bad("schema") }
@@ -213,7 +228,7 @@ extension DatabaseState {
     private static func tree<K, V>(
         _ root: Checkpoint.TreeRoot, _ store: NodeStore, _ decoder: PersistentBTree<K, V>.NodeDecoder
     ) -> PersistentBTree<K, V> {
-        PersistentBTree(fileRoot: root.offset, count: root.count, store: store, decoder: decoder)
+        PersistentBTree(fileRoot: root.offset, count: root.count, bytes: root.bytes, store: store, decoder: decoder)
     }
 
     // One decoder per kind of tree, shared by all of them (decoders hold no state).
@@ -228,11 +243,12 @@ extension DatabaseState {
     /// ``PersistentBTree/writeNodes(to:store:written:)`` gives them: ``Checkpoint/placed(at:)`` turns them
     /// into file offsets once the record is appended. `written` gains every node written, by position.
     package func writeCheckpointNodes(
-        to out: inout ByteWriter, store: NodeStore, danglingLinks: Bool, written: inout [ObjectIdentifier: UInt64]
+        to out: inout ByteWriter, store: NodeStore, danglingLinks: Bool,
+        written: inout [ObjectIdentifier: WrittenNode]
     ) -> Checkpoint {
         func root<K: NodeCodable, V: NodeCodable>(_ tree: PersistentBTree<K, V>) -> Checkpoint.TreeRoot {
-            guard let offset = tree.writeNodes(to: &out, store: store, written: &written) else { return .empty }
-            return Checkpoint.TreeRoot(offset: offset, count: tree.count)
+            guard let root = tree.writeNodes(to: &out, store: store, written: &written) else { return .empty }
+            return Checkpoint.TreeRoot(offset: root.reference, count: tree.count, bytes: root.bytes)
         }
         var tables: [Checkpoint.Table] = []
         for table in orderedTables {
@@ -252,7 +268,7 @@ extension DatabaseState {
 
     /// The same version with every node a checkpoint wrote read from `store` again (see
     /// ``PersistentBTree/rebased(onto:store:decoder:)``).
-    package func rebased(onto written: [ObjectIdentifier: UInt64], store: NodeStore) -> DatabaseState {
+    package func rebased(onto written: [ObjectIdentifier: WrittenNode], store: NodeStore) -> DatabaseState {
         var state = self
         state.backlinks = backlinks.rebased(onto: written, store: store, decoder: Self.backlinkDecoder)
         for id in tables.keys {
