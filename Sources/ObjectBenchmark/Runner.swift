@@ -18,6 +18,7 @@ enum Benchmark: String, BenchmarkCase {
     case rawFsync = "raw-fsync"
     case durableWrite = "durable-write"
     case notify = "notify"
+    case observation = "observation"
 
     var summary: String {
         switch self {
@@ -35,6 +36,8 @@ enum Benchmark: String, BenchmarkCase {
             "serial single-object write transactions, durability .full, vs the raw sync rate (and .none)"
         case .notify:
             "change streams: commit → delivery latency, a 100k sorted result's change set, 1,000 idle observers"
+        case .observation:
+            "@Observable views: commit → ObservedResults updated on the main actor, 1,000 idle views"
         }
     }
 }

@@ -35,6 +35,7 @@ final class Workloads {
         case .rawFsync: try rawFsyncBenchmark()
         case .durableWrite: try await durableWriteBenchmark()
         case .notify: try await notifyBenchmark()
+        case .observation: try await observationBenchmark()
         }
     }
 
