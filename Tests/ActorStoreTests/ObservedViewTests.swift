@@ -367,6 +367,59 @@ final class OVItem: Object {
     }
 }
 
+final class OVPuppy: Object {
+    @Persisted(primaryKey: true) var id = UUID()
+    @Persisted var name = ""
+    @Persisted var age = 0
+}
+
+/// The list screen's model of the ObservedViews article, line for line (with the test's model class).
+@MainActor @Observable final class DogListModel {
+    let realm: Realm
+    let puppies: ObservedResults<OVPuppy>
+
+    init(realm: Realm) throws {
+        self.realm = realm
+        puppies = try ObservedResults(OVPuppy.self, in: realm) { $0.where { $0.age < 2 }.sorted(by: \.name) }
+    }
+
+    func adopt(_ name: String) async throws {
+        try await realm.write { $0.create(OVPuppy.self, value: ["name": name, "age": 0]) }
+    }
+
+    func birthday(_ dog: Frozen<OVPuppy>) async throws {
+        try await puppies.write(dog) { $0.age += 1 }  // leaves the list at age 2: the list updates itself
+    }
+}
+
+/// The article's helper: runs `action` and waits for the change of the view it causes, without polling.
+/// Tracking is registered before `action` runs, so a change that comes before the wait begins is not missed.
+@MainActor func change(of puppies: ObservedResults<OVPuppy>, by action: () async throws -> Void) async rethrows {
+    let (changed, continuation) = AsyncStream<Void>.makeStream()
+    withObservationTracking {
+        _ = puppies.results
+    } onChange: {
+        continuation.finish()
+    }
+    try await action()
+    for await _ in changed {}
+    // Here the view shows the new results.
+}
+
+extension ObservedViewTests {
+    @Test @MainActor func theArticlesListScreenWorks() async throws {
+        let realm = try await Realm(configuration: testConfiguration([OVPuppy.self]))
+        let model = try DogListModel(realm: realm)
+        #expect(model.puppies.results.isEmpty)
+        try await change(of: model.puppies) { try await model.adopt("Rex") }
+        #expect(model.puppies.results.map(\.name) == ["Rex"])
+        try await change(of: model.puppies) { try await model.birthday(model.puppies.results[0]) }
+        #expect(model.puppies.changeSet.modifications == [0] && model.puppies.results[0].age == 1)
+        try await change(of: model.puppies) { try await model.birthday(model.puppies.results[0]) }
+        #expect(model.puppies.results.isEmpty && model.puppies.changeSet.deletions == [0])
+    }
+}
+
 /// A screen model isolated to its own actor rather than the main one.
 actor DogScreen {
     private var dogs: ObservedResults<OVDog>?
