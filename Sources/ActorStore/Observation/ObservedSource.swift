@@ -43,24 +43,25 @@ enum ObservedDriver {
         deliver: (Result<Source.Update, RealmError>?) -> Bool
     ) async {
         while !Task.isCancelled {
-            var update: Source.Update?
+            let update: Source.Update
             do throws(RealmError) {
                 guard let first = try await source.next() else {
                     _ = deliver(nil)
                     return
                 }
-                update = first
+                var merged = first
                 // Back on the actor: what arrived while this update was computed or waited for the actor
-                // joins it, off the actor again, until nothing more is pending.
-                while source.takePending() {
-                    guard let more = try await source.drain() else { continue }
-                    update = update.map { Source.merge($0, more) } ?? more
+                // joins it (computed off the actor again). Once: commits arriving faster than the catch-up
+                // must not keep the view from ever changing; later ones make the next update.
+                if source.takePending(), let more = try await source.drain() {
+                    merged = Source.merge(first, more)
                 }
+                update = merged
             } catch {
                 _ = deliver(.failure(error))
                 return
             }
-            guard !Task.isCancelled, let update, deliver(.success(update)) else { return }
+            guard !Task.isCancelled, deliver(.success(update)) else { return }
         }
     }
 }
