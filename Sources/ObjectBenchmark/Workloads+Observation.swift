@@ -4,14 +4,6 @@ import Foundation
 import Observation
 import Synchronization
 
-/// When the observed views changed, recorded on the main actor as each change happens.
-private final class ChangeTimes: Sendable {
-    private let state = Mutex<[UInt64]>([])
-    func record() { state.withLock { $0.append(monotonicNanos()) } }
-    var count: Int { state.withLock { $0.count } }
-    func time(_ index: Int) -> UInt64 { state.withLock { $0[index] } }
-}
-
 /// The views of the observation benchmark, on the main actor, where a user interface keeps them.
 @MainActor private final class MainActorViews {
     private var observed: ObservedResults<QueryDog>?
@@ -22,13 +14,13 @@ private final class ChangeTimes: Sendable {
         observed = try ObservedResults(QueryDog.self, in: realm) { try $0.filter("age < 50") }
     }
 
-    /// Registers for the next change of the observed results: its time is recorded when it happens, on the
+    /// Registers for the next change of the observed results: its time is yielded when it happens, on the
     /// main actor, as the new results are stored (what a SwiftUI view's invalidation sees).
-    func track(_ times: ChangeTimes) {
+    func track(_ times: AsyncStream<UInt64>.Continuation) {
         withObservationTracking {
             _ = observed?.results
         } onChange: {
-            times.record()
+            times.yield(monotonicNanos())
         }
     }
 
@@ -56,12 +48,14 @@ extension Workloads {
         let realm = try await Realm(configuration: workspace.newConfiguration("observe", durability: .none))
         let views = await MainActorViews()
         try await views.observe(realm)
-        let times = ChangeTimes()
+        // The writer waits for each change without polling, so that it leaves the CPU to the main actor.
+        let (times, timesContinuation) = AsyncStream<UInt64>.makeStream()
+        var changes = times.makeAsyncIterator()
         var fromCommit = LatencySamples(capacity: commits)
         var fromStart = LatencySamples(capacity: commits)
         let commitStart = Atomic<UInt64>(0)
         for i in 0..<commits {
-            await views.track(times)
+            await views.track(timesContinuation)
             let start = monotonicNanos()
             try await realm.write { realm in
                 let dog = QueryDog()
@@ -71,9 +65,9 @@ extension Workloads {
                 // The write block's end: what follows is the commit (encode, append, publish).
                 commitStart.store(monotonicNanos(), ordering: .relaxed)
             }
-            try await waitUntilObserved { times.count == i + 1 }
-            fromCommit.record(times.time(i) &- commitStart.load(ordering: .relaxed))
-            fromStart.record(times.time(i) &- start)
+            guard let changed = await changes.next() else { throw Failure(description: "the view stopped") }
+            fromCommit.record(changed &- commitStart.load(ordering: .relaxed))
+            fromStart.record(changed &- start)
         }
         guard await views.count == commits else {
             throw Failure(description: "the observed results missed commits (\(await views.count) of \(commits))")
@@ -127,14 +121,5 @@ extension Workloads {
                 runs: [with / without], target: .atMost(1.1),
                 note: "\(Report.format(with)) µs vs \(Report.format(without)) µs; two alternating rounds of "
                     + "\(commits) serial one-object commits each"))
-    }
-
-    /// Polls (yielding) until `condition` holds; fails after ten seconds.
-    private func waitUntilObserved(_ condition: () -> Bool) async throws {
-        let deadline = monotonicNanos() + 10_000_000_000
-        while !condition() {
-            if monotonicNanos() > deadline { throw Failure(description: "a view did not change within 10 s") }
-            await Task.yield()
-        }
     }
 }
