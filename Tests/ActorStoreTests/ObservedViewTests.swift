@@ -258,6 +258,24 @@ final class OVItem: Object {
         await #expect(throws: RealmError.self) { try await max.write { $0.age = 1 } }
     }
 
+    @Test @MainActor func anObjectViewCatchesUpFromAnOlderFrozenVersion() async throws {
+        let realm = try await realm()
+        try await realm.write { realm in
+            realm.create(OVDog.self, value: ["name": "Max"])
+            realm.create(OVDog.self, value: ["name": "Gone"])
+        }
+        let (max, gone) = await realm.read { ($0.objects(OVDog.self)[0].freeze(), $0.objects(OVDog.self)[1].freeze()) }
+        try await realm.write { realm in
+            realm.objects(OVDog.self)[0].name = "Wolfie"
+            realm.delete(realm.objects(OVDog.self)[1])
+        }
+        let renamed = try ObservedRealmObject(max, in: realm)
+        let deleted = try ObservedRealmObject(gone, in: realm)
+        #expect(renamed.object?.name == "Max", "a view starts from the frozen object it is given")
+        try await waitForView { renamed.object?.name == "Wolfie" && deleted.isDeleted }
+        #expect(renamed.changedProperties.map(\.name) == ["name"])
+    }
+
     @Test @MainActor func anObjectsKeyPathsNarrowWhatCounts() async throws {
         let realm = try await realm()
         try await realm.write { realm in
