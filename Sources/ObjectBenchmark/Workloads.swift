@@ -37,6 +37,7 @@ final class Workloads {
         case .notify: try await notifyBenchmark()
         case .open: try await openBenchmark()
         case .migrate: try await migrationBenchmark()
+        case .observation: try await observationBenchmark()
         }
     }
 

@@ -105,19 +105,30 @@ final class ObjectObservation {
                 finished = true
                 return nil
             }
-            for batch in batches where !finished {
-                if batch.changes.schemaChanged {
-                    context = file.context(batch.snapshot, reusing: nil)
-                    try plan()
-                }
-                process(batch.changes, batch.snapshot)
-                if let silent = batch.silentlyThrough, !finished {
-                    context = file.context(silent, reusing: context)
-                    if !silent.contains(table ?? TableID(0), key) { finish(.deleted) }
-                }
-            }
+            for batch in batches where !finished { try handle(batch) }
         }
         return ready.removeFirst()
+    }
+
+    /// The deliveries for `batches` (taken from the subscription with `poll()`), after any ready ones,
+    /// without waiting: how an observed view (``ObservedRealmObject``) catches up with the commits that
+    /// arrived while it waited for its actor.
+    func deliveries(for batches: [ChangeSubscription.Batch]) throws(RealmError) -> [Delivery] {
+        for batch in batches where !finished { try handle(batch) }
+        defer { ready = [] }
+        return ready
+    }
+
+    private func handle(_ batch: ChangeSubscription.Batch) throws(RealmError) {
+        if batch.changes.schemaChanged {
+            context = file.context(batch.snapshot, reusing: nil)
+            try plan()
+        }
+        process(batch.changes, batch.snapshot)
+        if let silent = batch.silentlyThrough, !finished {
+            context = file.context(silent, reusing: context)
+            if !silent.contains(table ?? TableID(0), key) { finish(.deleted) }
+        }
     }
 
     private func finish(_ delivery: Delivery) {

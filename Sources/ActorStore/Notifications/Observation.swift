@@ -141,6 +141,17 @@ final class QueryObservation {
         return ready.removeFirst()
     }
 
+    /// The deliveries for `batches` (taken from the subscription with `poll()`), after any ready ones,
+    /// without waiting: how an observed view (``ObservedResults``) catches up with the commits that arrived
+    /// while it waited for its actor.
+    func deliveries(for batches: [ChangeSubscription.Batch]) throws(RealmError) -> [Delivery] {
+        if !finished {
+            for batch in batches { try process(batch) }
+        }
+        defer { ready = [] }
+        return ready
+    }
+
     private func process(_ batch: ChangeSubscription.Batch) throws(RealmError) {
         let previous = context
         context = file.context(batch.snapshot, reusing: batch.changes.schemaChanged ? nil : previous)
