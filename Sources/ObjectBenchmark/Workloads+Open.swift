@@ -110,7 +110,7 @@ extension Workloads {
                     start = monotonicNanos()
                     realm = try await Realm(configuration: configuration)
                     break
-                } catch let error as RealmError where error.code == .alreadyOpen && attempts < 500 {
+                } catch let error as RealmError where error.code == .alreadyOpen && attempts < 12_000 {
                     attempts += 1
                     try await Task.sleep(for: .milliseconds(10))
                 }
