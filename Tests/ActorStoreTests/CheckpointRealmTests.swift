@@ -45,4 +45,33 @@ struct CheckpointRealmTests {
         let replayed = try await Realm(configuration: whole)
         #expect(await replayed.read { realm in realm.objects(Dog.self).map(\.name) } == expected)
     }
+
+    @Test("a realm that only reads stays within indexCacheLimit: it takes the version whose nodes were dropped")
+    func readerStaysWithinCacheLimit() async throws {
+        let url = temporaryRealmURL()
+        var configuration = Realm.Configuration(fileURL: url, objectTypes: [Book.self])
+        do {
+            let realm = try await Realm(configuration: configuration)
+            try await realm.write { realm in
+                for i in 0..<30_000 { realm.create(Book.self, value: ["id": i, "title": "book \(i)"]) }
+            }
+        }
+        await EngineRegistry.waitUntilClosed(Realm.Configuration.fileKey(url, nil))
+        configuration.indexCacheLimit = 256 << 10
+        let realm = try await Realm(configuration: configuration)
+        var found = 0
+        var largest = 0
+        for batch in 0..<30 {
+            found += await realm.read { realm in
+                (0..<1_000).filter {
+                    realm.object(ofType: Book.self, forPrimaryKey: batch * 1_000 + $0) != nil
+                }.count
+            }
+            largest = max(largest, await realm.statistics.indexCacheBytes)
+        }
+        #expect(found == 30_000)
+        // At most the limit plus what one read loads before the next read lets the nodes go.
+        #expect(largest <= 2 * configuration.indexCacheLimit, "\(largest) bytes of nodes held")
+        #expect(await realm.statistics.indexBytesLoaded > configuration.indexCacheLimit, "nodes were loaded again")
+    }
 }

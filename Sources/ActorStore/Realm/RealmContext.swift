@@ -29,6 +29,8 @@ final class RealmContext {
     @exclusivity(unchecked) var session: WriteSession?
     /// Bumped whenever rows may have moved (a new version, any write): cached row locations are then stale.
     @exclusivity(unchecked) private(set) var stamp: UInt64 = 1
+    /// The engine's cache epoch when the snapshot was taken (see `StorageEngine.newestVersionAndCacheEpoch`).
+    private var cacheEpoch: UInt64 = 0
     weak var realm: Realm?
 
     /// Takes the engine's newest snapshot. The snapshot lives only in the context afterwards, so moving
@@ -46,6 +48,7 @@ final class RealmContext {
         self.bindings = SchemaBindings(classes: classes, store: snapshot)
         self.boundTableCount = snapshot.state.tableIDs.count
         self.snapshot = snapshot
+        self.cacheEpoch = engine.cacheEpoch
     }
 
     deinit {
@@ -234,8 +237,13 @@ final class RealmContext {
     /// - Returns: whether the version changed.
     @discardableResult
     func refresh() -> Bool {
-        guard session == nil, engine.latestVersion > snapshot.version else { return false }
-        return advance()
+        guard session == nil else { return false }
+        let (newest, epoch) = engine.newestVersionAndCacheEpoch()
+        if newest > snapshot.version { return advance() }
+        // The same version, with the index nodes it loaded dropped (the node cache's limit, a checkpoint):
+        // taking it lets this realm's loaded nodes go.
+        if epoch != cacheEpoch { advance() }
+        return false
     }
 
     /// Moves to the newest version (inside or outside a transaction). Returns false when it could not
@@ -254,6 +262,7 @@ final class RealmContext {
 
     func adopt(_ newer: Snapshot) {
         snapshot = newer
+        cacheEpoch = engine.cacheEpoch
         invalidateLocations()
         if newer.state.tableIDs.count != boundTableCount { rebind() }
     }

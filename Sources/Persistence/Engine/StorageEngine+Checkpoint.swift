@@ -159,6 +159,7 @@ extension StorageEngine {
             let tip = core.tip.rebased(onto: written, store: store)
             if core.published.version == core.tip.version { core.published = tip }
             core.tip = tip
+            core.cacheEpoch &+= 1
         }
     }
 

@@ -180,6 +180,19 @@ package final class StorageEngine: Sendable {
         var checkpointNodeBytes: UInt64 = 0
         var checkpointRunning = false
         var lastCheckpointError: StorageError?
+        /// Counts the times the newest version was replaced by the same version reading its nodes from the
+        /// file again (node cache eviction, a checkpoint): a reader holding that version can take the fresh
+        /// one to let go of the nodes it loaded (see ``StorageEngine/newestVersionAndCacheEpoch()``).
+        var cacheEpoch: UInt64 = 0
+
+        /// The node cache's bound: past `limit` bytes loaded, the newest versions let go of the nodes they
+        /// loaded (older snapshots keep theirs until they are released), and nodes are loaded again as used.
+        mutating func evictIfOver(_ limit: Int) {
+            guard nodeStore.takeLoadedSinceEviction(ifOver: limit) else { return }
+            published = published.unloaded()
+            tip = tip.version == published.version ? published : tip.unloaded()
+            cacheEpoch &+= 1
+        }
 
         /// The bytes a compaction would keep: the newest version's rows and the newest checkpoint's nodes
         /// (the nodes changed since count when the next checkpoint writes them).
@@ -586,12 +599,7 @@ package final class StorageEngine: Sendable {
 
     private func makeSnapshot(replacing: Version?, ignoringLimit: Bool = false) throws(StorageError) -> Snapshot {
         let (state, region, closed) = core.withLock { core in
-            // The node cache's bound: past it, the newest versions let go of the nodes they loaded (older
-            // snapshots keep theirs until they are released), and nodes are loaded again as they are used.
-            if core.nodeStore.takeLoadedSinceEviction(ifOver: configuration.nodeCacheLimit) {
-                core.published = core.published.unloaded()
-                core.tip = core.tip.version == core.published.version ? core.published : core.tip.unloaded()
-            }
+            core.evictIfOver(configuration.nodeCacheLimit)
             return (core.published, core.region, core.isClosed)
         }
         if closed { throw StorageError(.closed, "The store at '\(path)' is closed.") }
@@ -622,6 +630,20 @@ package final class StorageEngine: Sendable {
 
     /// The newest durable version number.
     package var latestVersion: Version { core.withLock { $0.published.version } }
+
+    /// The newest durable version number, and how many times that version was replaced by itself reading
+    /// its index nodes from the file again. A reader that holds the newest version but an older epoch takes
+    /// a new snapshot to let go of the nodes it loaded: how a realm that only reads stays within
+    /// ``Configuration/nodeCacheLimit``. Drops the loaded nodes first when they are over that limit.
+    package func newestVersionAndCacheEpoch() -> (version: Version, epoch: UInt64) {
+        core.withLock { core in
+            core.evictIfOver(configuration.nodeCacheLimit)
+            return (core.published.version, core.cacheEpoch)
+        }
+    }
+
+    /// The current cache epoch (see ``newestVersionAndCacheEpoch()``).
+    package var cacheEpoch: UInt64 { core.withLock { $0.cacheEpoch } }
 
     /// File size, live bytes, and pinned versions.
     package var statistics: Statistics {
