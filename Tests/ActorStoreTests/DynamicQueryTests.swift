@@ -325,6 +325,27 @@ private func message(of error: any Error) -> String { (error as? RealmError)?.me
                     capture { _ = try typed.sum(ofProperty: "colour") as Int },
                     capture { _ = try dynamic.sum(ofProperty: "colour") as Int }
                 ))
+            // Odd key paths and predicates: errors, never traps.
+            for keyPath in ["", "owner.", ".name", "@count", "nicknames.@count", "owner", "scores['x']", "name.length"]
+            {
+                messages.append(
+                    (
+                        capture { _ = try typed.sorted(byKeyPath: keyPath) },
+                        capture { _ = try dynamic.sorted(byKeyPath: keyPath) }
+                    ))
+                messages.append(
+                    (
+                        capture { _ = try typed.distinct(by: [keyPath]) },
+                        capture { _ = try dynamic.distinct(by: [keyPath]) }
+                    ))
+            }
+            for predicate in [
+                "", "owner.name.first == 'a'", "nicknames == 3", "SUBQUERY(owner, $o, $o.id > 1).@count > 0",
+                "name BETWEEN {1, 2}", "ANY age > 1", "owner.pets.@avg.name > 1", "nicknames.@sum > 1", "%@ == 1",
+            ] {
+                messages.append(
+                    (capture { _ = try typed.filter(predicate) }, capture { _ = try dynamic.filter(predicate) }))
+            }
             return messages
         }
         for (typed, dynamic) in messages {
