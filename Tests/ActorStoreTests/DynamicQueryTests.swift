@@ -443,3 +443,69 @@ private func message(of error: any Error) -> String { (error as? RealmError)?.me
         #expect(try await realm.read { try $0.dynamicObjects("Tag").filter("uses > 2").count } == 2)
     }
 }
+
+/// The Migrations article's dynamic-API examples: dogs whose `nick` becomes `name`.
+enum DocDogsV1 {
+    final class Dog: Object {
+        @Persisted var nick = ""
+        @Persisted var age = 0
+        @Persisted var owner: Person?
+    }
+    final class Person: Object {
+        @Persisted var name = ""
+    }
+}
+
+enum DocDogsV2 {
+    final class Dog: Object {
+        @Persisted var name = ""
+        @Persisted var age = 0
+        @Persisted var owner: Person?
+    }
+    final class Person: Object {
+        @Persisted var name = ""
+    }
+}
+
+@Suite struct DynamicQueryArticleTests {
+    @Test func theArticlesExamplesRun() async throws {
+        let url = temporaryRealmURL()
+        do {
+            let realm = try await Realm(
+                configuration: migrationConfiguration(url, [DocDogsV1.Dog.self, DocDogsV1.Person.self], version: 1))
+            try await realm.write { realm in
+                let jane = realm.create(DocDogsV1.Person.self, value: ["name": "Jane"])
+                let joe = realm.create(DocDogsV1.Person.self, value: ["name": "Joe"])
+                for (nick, age, owner) in [
+                    ("Rex", 1, jane), ("Fido", 0, joe), ("Old", 16, nil), ("Spot", 1, joe), ("Big", 5, jane),
+                    ("Gramps", 17, jane),
+                ] {
+                    realm.create(DocDogsV1.Dog.self, value: ["nick": nick, "age": age, "owner": owner as Any])
+                }
+            }
+        }
+        let seniors = Locked(-1)
+        let realm = try await Realm(
+            configuration: migrationConfiguration(url, [DocDogsV2.Dog.self, DocDogsV2.Person.self], version: 2) {
+                migration, _ in
+                migration.renameProperty(onType: "Dog", from: "nick", to: "name")
+                for dog in try migration.newObjects(ofType: "Dog").filter("owner == nil AND age > %@", 15) {
+                    migration.delete(dog)
+                }
+                let count = try migration.oldObjects(ofType: "Dog").filter("age > 10").count  // old names: "nick"
+                seniors.withLock { $0 = count }
+            })
+        #expect(seniors.withLock { $0 } == 2)
+        let puppies = try await realm.read { realm in
+            try realm.dynamicObjects("Dog")
+                .filter("age < %@ AND owner.name BEGINSWITH %@", 2, "J")
+                .sorted(byKeyPath: "owner.name")
+                .sorted(by: [DynamicSortDescriptor(keyPath: "age", ascending: false)])
+                .map { $0["name"] as! String }
+        }
+        // Age descending first, then owner name (the earlier sort) among the dogs of the same age.
+        #expect(puppies == ["Rex", "Spot", "Fido"])
+        #expect(
+            await realm.read { $0.objects(DocDogsV2.Dog.self).map(\.name) } == ["Rex", "Fido", "Spot", "Big", "Gramps"])
+    }
+}
