@@ -55,6 +55,10 @@ public final class Migration {
     private var materialized = false
     /// The first failure; the migration then commits nothing.
     private(set) var failure: RealmError?
+    /// The state of the file before the migration (old objects are queried against it).
+    private let oldState: DatabaseState
+    /// Bumped by every change the migration makes: the matches of its dynamic results are then recomputed.
+    private var mutations: UInt64 = 0
 
     /// The schema of the file before the migration.
     public let oldSchema: Schema
@@ -69,6 +73,7 @@ public final class Migration {
         self.classes = byName
         self.newVersion = newVersion
         self.oldTables = transaction.state.schema
+        self.oldState = transaction.state
         var tablesByName: [String: TableSchema] = [:]
         var ids: [String: TableID] = [:]
         var rows: [String: PersistentBTree<ObjectKey, RowLocation>] = [:]
@@ -129,6 +134,32 @@ public final class Migration {
             try block(old, new)
             if failure != nil { return }
         }
+    }
+
+    /// The objects of the class named `typeName` as they are now, in the new schema, to query: filter,
+    /// sort and read them as ``DynamicResults``, and write them as the new objects of
+    /// ``enumerateObjects(ofType:_:)``.
+    ///
+    /// ```swift
+    /// for dog in try migration.newObjects(ofType: "Dog").filter("owner == nil") {
+    ///     migration.delete(dog)
+    /// }
+    /// ```
+    ///
+    /// The results are live: they include the objects the migration created and not those it deleted. An
+    /// unknown class gives empty results.
+    public func newObjects(ofType typeName: String) -> DynamicResults {
+        resolve(typeName, for: "newObjects(ofType: \"\(typeName)\")")
+        return DynamicResults(source: self, className: typeName, generation: .new)
+    }
+
+    /// The objects of the class named `typeName` as they were before the migration, in the old schema
+    /// (read-only), to query: `migration.oldObjects(ofType: "Person").filter("age > 17")`.
+    ///
+    /// The properties are the old schema's (a property the migration renames or removes is still there under
+    /// its old name). An unknown class gives empty results.
+    public func oldObjects(ofType typeName: String) -> DynamicResults {
+        DynamicResults(source: self, className: typeName, generation: .old)
     }
 
     /// Renames a property, keeping its values (and its index or primary key, with the settings of the
@@ -241,6 +272,7 @@ public final class Migration {
         }
         do throws(StorageError) {
             let key = try transaction.insert(id, row)
+            mutations &+= 1
             return MigrationObject(source: self, table: id, schema: table, key: key, generation: .new)
         } catch {
             fail(RealmError(error))
@@ -261,6 +293,7 @@ public final class Migration {
                         + "what create returned), not an old one."))
         }
         deletedAny = true
+        mutations &+= 1
         do throws(StorageError) {
             try deleteCascading(object.table, object.key)
         } catch {
@@ -275,6 +308,7 @@ public final class Migration {
     public func deleteData(forType typeName: String) -> Bool {
         guard failure == nil, let id = transaction.tableID(named: typeName) else { return false }
         deletedAny = true
+        mutations &+= 1
         do throws(StorageError) {
             try transaction.deleteAll(id)
         } catch {
@@ -320,6 +354,7 @@ public final class Migration {
     private func materialize() {
         guard !materialized, failure == nil else { return }
         materialized = true
+        mutations &+= 1
         do throws(StorageError) {
             let plan = MigrationPlan(
                 current: transaction.state.schema, classes: classes, renames: pendingRenames,
@@ -439,6 +474,7 @@ extension Migration: DynamicRowSource {
 
     func write(_ object: DynamicObject, column: Int, value: Value) {
         guard failure == nil else { return }
+        mutations &+= 1
         do throws(StorageError) {
             try transaction.update(object.table, object.key, [(column: column, value: value)])
         } catch {
@@ -461,6 +497,36 @@ extension Migration: DynamicRowSource {
 
     func fail(_ error: RealmError) {
         if failure == nil { failure = error }
+    }
+}
+
+extension Migration: DynamicQuerySource {
+    func runDynamicQuery<R, E: Error>(
+        _ className: String, _ generation: DynamicGeneration, _ body: (QueryExecutor) throws(E) -> R
+    ) throws(E) -> R {
+        let store: any ReadableStore
+        if generation == .old {
+            store = OldVersionStore(state: oldState, transaction: transaction)
+        } else {
+            materialize()
+            store = transaction
+        }
+        return try body(
+            QueryExecutor(store: store, bindings: SchemaBindings(classes: [], store: store), className: className))
+    }
+
+    var dynamicStamp: UInt64 { mutations }
+}
+
+/// The file before a migration, read inside the migration's transaction (the old rows stay where they were).
+private struct OldVersionStore: ReadableStore {
+    let state: DatabaseState
+    let transaction: WriteTransaction
+
+    func withRowBytes<R>(
+        at location: RowLocation, _ body: (RowView) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        try transaction.withRowBytes(at: location, body)
     }
 }
 

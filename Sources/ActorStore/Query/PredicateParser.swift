@@ -161,6 +161,7 @@ extension PredicateParser {
             }
             return .object(className: managed.table.info.className, key: managed.key)
         }
+        if let dynamic = value as? DynamicObject { return .object(className: dynamic.className, key: dynamic.key) }
         if let frozen = value as? any FrozenObjectArgument {
             return .object(className: frozen.queryClassName, key: frozen.queryObjectKey)
         }

@@ -53,13 +53,30 @@ struct QueryDescription: Hashable, Sendable {
 struct QueryExecutor {
     let store: any ReadableStore
     let schema: QuerySchema
-    let info: ObjectSchemaInfo
+    /// The class queried.
+    let queried: QueryClass
 
+    /// An executor for the objects of a model class.
     init(store: any ReadableStore, bindings: SchemaBindings, info: ObjectSchemaInfo) {
+        self.init(store: store, bindings: bindings, queried: .model(info))
+    }
+
+    /// An executor for the objects of `queried`.
+    init(store: any ReadableStore, bindings: SchemaBindings, queried: QueryClass) {
         self.store = store
         self.schema = QuerySchema(bindings: bindings, state: store.state)
-        self.info = info
+        self.queried = queried
     }
+
+    /// An executor for the class named `className` as the version stores it, without its model class (a
+    /// class the version does not have: no properties, no objects).
+    init(store: any ReadableStore, bindings: SchemaBindings, className: String) {
+        let table = store.tableID(named: className).flatMap { store.tableSchema($0) }
+        self.init(store: store, bindings: bindings, queried: .stored(table ?? TableSchema(className, columns: [])))
+    }
+
+    /// The table of the class queried, or nil when the version has none (then it has no objects).
+    var table: TableID? { schema.tableID(for: queried) }
 
     /// The objects bound while evaluating: index 0 is the object tested, then `SUBQUERY` variables.
     struct Scope {
@@ -83,7 +100,7 @@ struct QueryExecutor {
 
     /// Checks `description` against the schema without running it.
     func validate(_ description: QueryDescription) throws(RealmError) {
-        var resolver = QueryResolver(schema: schema, root: info)
+        var resolver = QueryResolver(schema: schema, queried: queried)
         if let predicate = description.predicate { _ = try resolver.resolve(predicate) }
         for ordering in description.orderings {
             switch ordering {
@@ -108,11 +125,11 @@ struct QueryExecutor {
     /// keys, read by the scan, so that iterating the matches looks none up). Otherwise `locations` is nil.
     func keys(_ description: QueryDescription, locations: inout [RowLocation]?) -> [ObjectKey] {
         if !description.orderings.isEmpty { locations = nil }
-        guard let table = schema.binding(for: info)?.tableID else {
+        guard let table else {
             locations = nil
             return []
         }
-        var resolver = QueryResolver(schema: schema, root: info)
+        var resolver = QueryResolver(schema: schema, queried: queried)
         let node: PlanNode?
         do throws(RealmError) {
             node = try description.predicate.map { (p) throws(RealmError) in try resolver.resolve(p) }
@@ -646,17 +663,17 @@ enum Aggregates {
 extension QueryExecutor {
     /// How `description` runs at this version: the index used or the scan, then the orderings.
     func explain(_ description: QueryDescription) -> String {
-        guard let table = schema.binding(for: info)?.tableID, let tableState = store.state.tables[table] else {
-            return "\(info.className): no objects stored yet"
+        guard let table, let tableState = store.state.tables[table] else {
+            return "\(queried.className): no objects stored yet"
         }
         var lines: [String] = []
         switch description.base {
-        case .table: lines.append("\(info.className): \(tableState.rows.count) objects")
-        case .collection: lines.append("\(info.className): the members of a collection")
-        case .backlinks: lines.append("\(info.className): the objects linking to one object")
+        case .table: lines.append("\(queried.className): \(tableState.rows.count) objects")
+        case .collection: lines.append("\(queried.className): the members of a collection")
+        case .backlinks: lines.append("\(queried.className): the objects linking to one object")
         }
         if let predicate = description.predicate {
-            var resolver = QueryResolver(schema: schema, root: info)
+            var resolver = QueryResolver(schema: schema, queried: queried)
             if let node = try? resolver.resolve(predicate) {
                 if description.base == .table,
                     let candidates = IndexPlanner.candidates(node, table: table, store: store)
@@ -703,7 +720,7 @@ extension QueryExecutor {
     )
         throws(RealmError) -> Value
     {
-        var resolver = QueryResolver(schema: schema, root: info)
+        var resolver = QueryResolver(schema: schema, queried: queried)
         let resolved = try singleValuePath(path, &resolver, purpose: "aggregate")
         let comparable = resolved.type == .date || resolved.type == .string
         guard resolved.type.isNumeric || (comparable && !terminal.isSumOrAverage) else {
@@ -712,7 +729,7 @@ extension QueryExecutor {
                     + (terminal.isSumOrAverage
                         ? "sum and average need numbers" : "min and max need numbers, dates or strings"))
         }
-        guard let table = schema.binding(for: info)?.tableID else {
+        guard let table else {
             return terminal.isSumOrAverage && terminal.isSum ? Aggregates.sum([], type: resolved.type) : .null
         }
         let values = columnValues(keys(description), table: table, resolved)

@@ -19,6 +19,40 @@ struct QuerySchema {
     }
 }
 
+/// A class as a query resolves it: a model class, or a class of the file read without its model class
+/// (``Realm/dynamicObjects(_:)``, a migration's objects).
+enum QueryClass {
+    /// A model class: its declared properties, bound to the version's table.
+    case model(ObjectSchemaInfo)
+    /// A class by its stored schema: its columns (retired ones hidden), links to other stored classes.
+    case stored(TableSchema)
+
+    var className: String {
+        switch self {
+        case .model(let info): info.className
+        case .stored(let table): table.name
+        }
+    }
+
+    /// The names of the properties a key path may use, for error messages.
+    var propertyNames: [String] {
+        switch self {
+        case .model(let info): info.properties.map(\.name)
+        case .stored(let table): table.columns.map(\.name).filter { !SchemaCheck.isRetired($0) }
+        }
+    }
+}
+
+extension QuerySchema {
+    /// The table of `queried`'s class at this version, or nil when the version has none.
+    func tableID(for queried: QueryClass) -> TableID? {
+        switch queried {
+        case .model(let info): binding(for: info)?.tableID
+        case .stored(let table): state.tableIDs[table.name]
+        }
+    }
+}
+
 /// The type a query expression yields, for type checking.
 enum QueryType: Equatable, CustomStringConvertible {
     case bool, int, float, double, decimal, string, data, date, uuid, objectId
@@ -104,7 +138,10 @@ enum QueryType: Equatable, CustomStringConvertible {
 
 /// One property read along a key path.
 struct PlanStep {
-    let property: PropertyInfo
+    /// The property's name.
+    let name: String
+    /// Whether the property is a `LinkingObjects` (computed from backlinks; model classes only).
+    let isLinkingObjects: Bool
     /// The table of the objects this step reads from; nil when the version has no such table.
     let table: TableID?
     /// The column read, or -1 (the table lacks it: it reads as the default; or a `LinkingObjects`).
@@ -113,11 +150,11 @@ struct PlanStep {
     /// For `LinkingObjects`: the origin table and its linking column.
     let backlink: (table: TableID, column: Int)?
     /// For links (and `LinkingObjects`): the class reached.
-    let target: ObjectSchemaInfo?
+    let target: QueryClass?
     let targetTable: TableID?
 
     /// Whether the step leads to several values or objects (a collection or linking objects).
-    var isToMany: Bool { backlink != nil || property.kind.isLinkingObjects || type.collection != .single }
+    var isToMany: Bool { backlink != nil || isLinkingObjects || type.collection != .single }
 }
 
 /// What is done with the values of a key path's last step.
@@ -197,14 +234,18 @@ struct RowTest {
 /// Turns a ``QueryPredicate`` into a ``PlanNode`` for one class at one version.
 struct QueryResolver {
     let schema: QuerySchema
-    let root: ObjectSchemaInfo
+    let root: QueryClass
     /// The classes of the `SUBQUERY` variables in scope, by depth (index 0 is the object queried).
-    private var scopes: [(name: String?, info: ObjectSchemaInfo)]
+    private var scopes: [(name: String?, info: QueryClass)]
 
     init(schema: QuerySchema, root: ObjectSchemaInfo) {
+        self.init(schema: schema, queried: .model(root))
+    }
+
+    init(schema: QuerySchema, queried: QueryClass) {
         self.schema = schema
-        self.root = root
-        self.scopes = [(nil, root)]
+        self.root = queried
+        self.scopes = [(nil, queried)]
     }
 
     static func error(_ message: String, at position: Int? = nil) -> RealmError {
@@ -395,13 +436,12 @@ struct QueryResolver {
             switch component {
             case .property(let name):
                 if let last = steps.last, last.target == nil {
-                    throw fail("'\(last.property.name)' is a \(last.type) property and has no property '\(name)'")
+                    throw fail("'\(last.name)' is a \(last.type) property and has no property '\(name)'")
                 }
-                guard let property = info.property(named: name) else {
-                    let known = info.properties.map(\.name).joined(separator: ", ")
+                guard let step = makeStep(named: name, of: info) else {
+                    let known = info.propertyNames.joined(separator: ", ")
                     throw fail("\(info.className) has no property '\(name)' (its properties: \(known))")
                 }
-                let step = makeStep(property, of: info)
                 if let previous = steps.last, previous.isToMany { crossed = true }
                 steps.append(step)
                 if let target = step.target { info = target }
@@ -416,11 +456,10 @@ struct QueryResolver {
                     if last.target != nil {
                         // `dogs.@avg.age`: the aggregated property of the linked objects comes next.
                         guard index + 1 < components.count, case .property(let name) = components[index + 1],
-                            let property = info.property(named: name)
+                            let step = makeStep(named: name, of: info)
                         else {
                             throw fail("@\(component) of a collection of objects needs a property, as in dogs.@avg.age")
                         }
-                        let step = makeStep(property, of: info)
                         guard step.type.collection == .single, step.target == nil else {
                             throw fail("@\(component) needs a property holding numbers or dates")
                         }
@@ -506,10 +545,33 @@ struct QueryResolver {
         }
     }
 
+    /// The step reading the property `name` of `queried`, or nil if the class has no such property.
+    private func makeStep(named name: String, of queried: QueryClass) -> PlanStep? {
+        switch queried {
+        case .model(let info): return info.property(named: name).map { makeStep($0, of: info) }
+        case .stored(let table):
+            guard !SchemaCheck.isRetired(name), let column = table.columnIndex(named: name) else { return nil }
+            let schema = table.columns[column]
+            var target: QueryClass?
+            var targetTable: TableID?
+            if let targetName = schema.linkTarget {
+                targetTable = self.schema.state.tableIDs[targetName]
+                let stored = targetTable.flatMap { self.schema.state.tables[$0]?.schema }
+                target = .stored(stored ?? TableSchema(targetName, columns: []))
+            }
+            let tableID = self.schema.state.tableIDs[table.name]
+            return PlanStep(
+                name: name, isLinkingObjects: false, table: tableID, column: tableID == nil ? -1 : column,
+                type: schema.type, backlink: nil, target: target, targetTable: targetTable)
+        }
+    }
+
     private func makeStep(_ property: PropertyInfo, of info: ObjectSchemaInfo) -> PlanStep {
         let binding = schema.binding(for: info)
         let target = property.kind.linkTarget.map { ClassRegistry.info(for: $0) }
         let targetTable = target.flatMap { schema.binding(for: $0)?.tableID }
+        let name = property.name
+        let isLinkingObjects = property.kind.isLinkingObjects
         if property.kind.isLinkingObjects {
             var backlink: (TableID, Int)?
             if let target, let origin = schema.binding(for: target),
@@ -520,13 +582,15 @@ struct QueryResolver {
             }
             // Without the origin's table or column there are no links: a table id no table has matches none.
             return PlanStep(
-                property: property, table: binding?.tableID, column: -1, type: property.kind.columnType,
-                backlink: backlink ?? (TableID(UInt32.max), -1), target: target, targetTable: targetTable)
+                name: name, isLinkingObjects: isLinkingObjects, table: binding?.tableID, column: -1,
+                type: property.kind.columnType, backlink: backlink ?? (TableID(UInt32.max), -1),
+                target: target.map(QueryClass.model), targetTable: targetTable)
         }
         let column = binding?.columns[property.ordinal] ?? -1
         return PlanStep(
-            property: property, table: binding?.tableID, column: column, type: property.kind.columnType,
-            backlink: nil, target: target, targetTable: targetTable)
+            name: name, isLinkingObjects: isLinkingObjects, table: binding?.tableID, column: column,
+            type: property.kind.columnType, backlink: nil, target: target.map(QueryClass.model),
+            targetTable: targetTable)
     }
 }
 

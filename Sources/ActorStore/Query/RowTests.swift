@@ -12,7 +12,7 @@ enum RowTests {
     static func compile(_ node: PlanNode) -> PlanNode? {
         guard case .compare(.path(let path), let op, let rhs, let options, nil) = node, path.source == 0,
             path.steps.count == 1, case .values = path.terminal, let step = path.steps.first, step.column >= 0,
-            step.type.collection == .single, !step.property.kind.isLinkingObjects
+            step.type.collection == .single, !step.isLinkingObjects
         else { return nil }
         let column = step.column
         let optional = step.type.isOptional

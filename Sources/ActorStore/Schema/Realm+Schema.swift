@@ -14,17 +14,21 @@ extension Realm {
         context.withStore { store in Schema(stored: store.state.schema) }
     }
 
-    /// Every object of the class named `className`, read by property name (`dog["name"]`), without the model
-    /// class: for tools that open any realm, and code that must read a class it does not declare.
+    /// Every object of the class named `className`, read by property name (`dog["name"]`) and queried
+    /// without the model class: for tools that open any realm, and code that must read a class it does not
+    /// declare.
     ///
     /// ```swift
-    /// let names = await realm.read { realm in realm.dynamicObjects("Dog").map { $0["name"] as! String } }
+    /// let names = await realm.read { realm in
+    ///     try realm.dynamicObjects("Dog").filter("age > 2").sorted(byKeyPath: "name").map { $0["name"] as! String }
+    /// }
     /// ```
     ///
-    /// The objects are read-only, and live: the collection follows the realm's version, as ``Results`` does.
-    /// An unknown class name gives an empty collection.
+    /// The results filter, sort, make distinct and limit as ``Results`` do, against the class's schema as the
+    /// file stores it (see ``DynamicResults``). The objects are read-only, and live: the results follow the
+    /// realm's version. An unknown class name gives empty results.
     public func dynamicObjects(_ className: String) -> DynamicResults {
-        DynamicResults(context: context, className: className)
+        DynamicResults(source: context, className: className, generation: .current)
     }
 
     /// The schema version of the realm file at `url`, read without opening it for writing (and without
@@ -57,41 +61,6 @@ extension Realm {
         }
     }
 }
-
-/// The objects of one class, read by property name: what ``Realm/dynamicObjects(_:)`` returns. Live, as
-/// ``Results``: it follows the version its realm sees.
-///
-/// - Important: It belongs to its realm's actor, as live objects do.
-public final class DynamicResults: RandomAccessCollection {
-    let context: RealmContext
-    /// The class name.
-    public let className: String
-
-    init(context: RealmContext, className: String) {
-        self.context = context
-        self.className = className
-    }
-
-    private var table: TableID? { context.withStore { $0.tableID(named: className) } }
-
-    /// 0.
-    public var startIndex: Int { 0 }
-    /// The number of objects.
-    public var endIndex: Int { table.map { context.rowCount($0) } ?? 0 }
-
-    /// The object at `position`, in the order objects were created.
-    public subscript(position: Int) -> DynamicObject {
-        guard let table, let row = context.row(table, at: position),
-            let schema = context.withStore({ $0.tableSchema(table) })
-        else {
-            preconditionFailure("Index \(position) is out of range: \(className) has \(count) objects.")
-        }
-        return DynamicObject(source: context, table: table, schema: schema, key: row.key, generation: .current)
-    }
-}
-
-@available(*, unavailable, message: "Dynamic results stay inside their Realm actor")
-extension DynamicResults: Sendable {}
 
 extension RealmContext: DynamicRowSource {
     func read(_ object: DynamicObject, column: Int, type: ColumnType) -> Value? {
