@@ -715,15 +715,24 @@ extension Slice where Base == UnsafeRawBufferPointer {
 }
 
 /// Runs blocking work (file I/O) on a Dispatch thread instead of the cooperative pool, and awaits it.
+///
+/// The result crosses threads through a lock as well as the continuation: ThreadSanitizer does not always
+/// see the continuation as a synchronisation point (a continuation resumed before its task suspended),
+/// and then reports every field of an engine opened here as a race with its initialisation. The lock
+/// (a pthread mutex, see ``Locked``) gives it the order that the continuation guarantees anyway.
 func offload<T: Sendable>(_ work: @escaping @Sendable () throws(StorageError) -> T) async throws(StorageError) -> T {
-    let result: Result<T, StorageError> = await withCheckedContinuation { continuation in
+    let box = Locked<Result<T, StorageError>>(.failure(StorageError(.ioFailure, "The work did not run.")))
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         DispatchQueue.global(qos: .userInitiated).async {
+            let result: Result<T, StorageError>
             do throws(StorageError) {
-                continuation.resume(returning: .success(try work()))
+                result = .success(try work())
             } catch {
-                continuation.resume(returning: .failure(error))
+                result = .failure(error)
             }
+            box.withLock { $0 = result }
+            continuation.resume()
         }
     }
-    return try result.get()
+    return try box.withLock { $0 }.get()
 }
