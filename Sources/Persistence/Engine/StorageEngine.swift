@@ -466,7 +466,7 @@ package final class StorageEngine: Sendable {
             let lockFile = try fs.open(path, create: false, readOnly: false)
             let current: Bool
             do throws(StorageError) {
-                try fs.lockExclusive(lockFile)
+                try lockPatiently(fs, lockFile)
                 current = try fs.identity(of: lockFile) == fs.identity(atPath: path)
             } catch {
                 fs.close(lockFile)
@@ -476,6 +476,26 @@ package final class StorageEngine: Sendable {
             fs.close(lockFile)
         }
         throw replacedWhileLocking(path)
+    }
+
+    /// Takes the exclusive lock, trying again for up to 100 ms while it is held.
+    ///
+    /// Why wait at all: a child process that this process is starting holds a copy of every descriptor
+    /// from its fork until its exec closes them (close-on-exec), and with them every lock on them. A store
+    /// closed and reopened in that moment would meet its own lock, released a moment later
+    /// (`alreadyOpen`, seen in tests that start processes beside ones that reopen stores). A lock that
+    /// another process really holds is still reported, 100 ms later.
+    static func lockPatiently(_ fs: any FileSystem, _ file: OpenFile) throws(StorageError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(100))
+        while true {
+            do throws(StorageError) {
+                try fs.lockExclusive(file)
+                return
+            } catch  where error.code == .alreadyOpen && clock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+        }
     }
 
     private static func replacedWhileLocking(_ path: String) -> StorageError {
