@@ -9,10 +9,9 @@ struct CheckpointMark: Sendable, Equatable {
 /// Checkpoints (format 2): the indexes of a version written into the log, so that open reads them lazily
 /// instead of replaying the whole log. See ``Checkpoint`` for the records and their order.
 ///
-/// A checkpoint is written under the write lock once every appended commit is durable: at ``close()``,
-/// after a compaction, and in the background when ``Configuration/checkpointInterval`` bytes of log
-/// followed the last one. A commit that arrives meanwhile waits for it (the nodes changed since the last
-/// checkpoint: a bulk load of a million objects writes ~30 MB of nodes, tens of milliseconds).
+/// A checkpoint is written at ``close()``, after a compaction, and in the background when
+/// ``Configuration/checkpointInterval`` bytes of log followed the last one. It holds the write lock only
+/// to append its two records (see ``writeCheckpoint(holdingWriteLock:syncing:)``).
 extension StorageEngine {
     /// Writes a checkpoint of the newest version, unless the newest checkpoint already has it.
     /// - Throws: `.readOnly`, `.closed`, `.poisoned`; `.diskFull`, `.ioFailure` (the file is unchanged:
@@ -58,8 +57,8 @@ extension StorageEngine {
     ///
     /// 1. without the write lock: encode the nodes changed since the last checkpoint into a nodes record,
     ///    which does not depend on where it will be appended (``BTreeNodeFormat``);
-    /// 2. under the write lock: append it (a commit arriving meanwhile waits for that write: well under a
-    ///    millisecond for the nodes 4 MiB of small commits change, ~10 ms for the 30 MB of a million objects);
+    /// 2. under the write lock: append it (a commit arriving meanwhile waits for that one write, as long as
+    ///    the nodes changed since the last checkpoint; not measured on its own yet);
     /// 3. without it: sync the file, so that the nodes are durable (commits append meanwhile, and pay no
     ///    sync of the checkpoint's);
     /// 4. under the write lock again: append the checkpoint record, whose watermark (the end of the nodes)
