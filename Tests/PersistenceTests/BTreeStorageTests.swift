@@ -21,7 +21,7 @@ private final class FakeFile {
         var out = ByteWriter(capacity: 1 << 16)
         written = [:]
         let base = UInt64(bytes.count)
-        let root = tree.writeNodes(to: &out, store: current ?? store(), written: &written)
+        let root = try! tree.writeNodes(to: &out, store: current ?? store(), written: &written)
         bytes.append(contentsOf: out.bytes)
         for (node, placed) in written { written[node]?.offset = base + placed.offset }
         return root.map { root in

@@ -183,7 +183,8 @@ struct CheckpointTests {
         await engine.close()
         // Damage a byte in the middle of the last nodes record: some node the store uses.
         var file = try #require(fs.contents(of: "/db/test.store"))
-        let found = try #require(StorageEngine.newestCheckpoint(in: file.withUnsafeBytes { $0 }, path: "/db"))
+        let found = try #require(
+            StorageEngine.newestCheckpoint(in: file.withUnsafeBytes { $0 }, path: "/db", cipher: nil))
         let nodes = Int(found.checkpoint.nodesStart)..<Int(found.checkpoint.nodesEnd)
         file[(nodes.lowerBound + nodes.upperBound) / 2] ^= 0x40
         fs.setContents(of: "/db/test.store", to: file)

@@ -122,154 +122,170 @@ struct CrashRecoveryTests {
         return cuts.sorted()
     }
 
-    @Test("crash points in the last 20 records (every byte with ACTORSTORE_EXHAUSTIVE=1) recover the committed prefix")
-    func everyByteOffset() async throws {
-        let seed = testSeed("crash points")
-        // Checkpoints among the commits: images are cut inside their records too.
-        let workload = try await RecordedWorkload.make(commits: 60, maxValue: 120, seed: seed, checkpointEvery: 7)
-        #expect(workload.checkpoints.count >= 2)
-        var rng = SplitMix64(seed: seed ^ 0xC0FFEE)
-        let cuts = Self.crashCuts(workload, exhaustive: TestDepth.exhaustive, seed: seed)
-        print(
-            "[crash points] \(cuts.count) cut offsets in the last 20 records"
-                + (TestDepth.exhaustive ? " (every byte)" : " (sampled; ACTORSTORE_EXHAUSTIVE=1 cuts at every byte)"))
-        var recovered = 0
-        var images = 0
-        for cut in cuts {
-            let prefix = Array(workload.file[..<cut])
-            let tailLength = workload.file.count - cut
-            let random = (0..<tailLength).map { _ in UInt8.random(in: 0...255, using: &rng) }
-            for (kind, image) in [
-                ("truncated", prefix), ("zero-filled", prefix + [UInt8](repeating: 0, count: tailLength)),
-                ("random-filled", prefix + random),
-            ] {
-                images += 1
-                // The committed prefix: the leading records whose header and payload bytes are intact in the
-                // image (a fill can rewrite bytes that were zero anyway: then the record is intact).
-                let committed = workload.records.prefix { record in
-                    record.payloadEnd <= image.count
-                        && image[record.start..<record.payloadEnd] == workload.file[record.start..<record.payloadEnd]
-                }.count
-                let fs = MemoryFileSystem(files: ["/db/test.store": image])
-                do {
-                    let engine = try await memoryEngine(fs)
-                    let contents = try Self.kvContents(engine)
-                    guard contents == workload.expected[committed], engine.latestVersion == Version(UInt64(committed))
-                    else {
-                        Issue.record(
-                            "\(kind) image cut at \(cut): expected commit \(committed), got \(engine.latestVersion)")
+    @Test(
+        "crash points in the last 20 records (every byte with ACTORSTORE_EXHAUSTIVE=1) recover the committed prefix",
+        arguments: StorageKind.allCases)
+    func everyByteOffset(kind: StorageKind) async throws {
+        try await kind.run {
+            let seed = testSeed("crash points")
+            // Checkpoints among the commits: images are cut inside their records too.
+            let workload = try await RecordedWorkload.make(commits: 60, maxValue: 120, seed: seed, checkpointEvery: 7)
+            #expect(workload.checkpoints.count >= 2)
+            var rng = SplitMix64(seed: seed ^ 0xC0FFEE)
+            let cuts = Self.crashCuts(workload, exhaustive: TestDepth.exhaustive, seed: seed)
+            print(
+                "[crash points] \(cuts.count) cut offsets in the last 20 records"
+                    + (TestDepth.exhaustive
+                        ? " (every byte)" : " (sampled; ACTORSTORE_EXHAUSTIVE=1 cuts at every byte)"))
+            var recovered = 0
+            var images = 0
+            for cut in cuts {
+                let prefix = Array(workload.file[..<cut])
+                let tailLength = workload.file.count - cut
+                let random = (0..<tailLength).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                for (kind, image) in [
+                    ("truncated", prefix), ("zero-filled", prefix + [UInt8](repeating: 0, count: tailLength)),
+                    ("random-filled", prefix + random),
+                ] {
+                    images += 1
+                    // The committed prefix: the leading records whose header and payload bytes are intact in the
+                    // image (a fill can rewrite bytes that were zero anyway: then the record is intact).
+                    let committed = workload.records.prefix { record in
+                        record.payloadEnd <= image.count
+                            && image[record.start..<record.payloadEnd]
+                                == workload.file[record.start..<record.payloadEnd]
+                    }.count
+                    let fs = MemoryFileSystem(files: ["/db/test.store": image])
+                    do {
+                        let engine = try await memoryEngine(fs)
+                        let contents = try Self.kvContents(engine)
+                        guard contents == workload.expected[committed],
+                            engine.latestVersion == Version(UInt64(committed))
+                        else {
+                            Issue.record(
+                                "\(kind) image cut at \(cut): expected commit \(committed), got \(engine.latestVersion)"
+                            )
+                            continue
+                        }
+                        // A new commit works and survives a reopen.
+                        if committed > 0 {
+                            let table = try #require(try engine.snapshot().tableID(named: "KV"))
+                            _ = try await engine.write { txn in
+                                try txn.insert(table, [.int(-1), .string("after crash")])
+                            }
+                            await engine.close()
+                            let reopened = try await memoryEngine(fs.powerLossImage())
+                            #expect(try Self.kvContents(reopened)[-1] == "after crash")
+                        }
+                        recovered += 1
+                    } catch {
+                        Issue.record("\(kind) image cut at \(cut) failed to open: \(error)")
+                    }
+                }
+            }
+            print("[crash points] \(recovered)/\(images) images recovered")
+            #expect(recovered == images)
+            #expect(images == 3 * cuts.count)
+            #expect(cuts.count >= 20 * (TestDepth.exhaustive ? Record.overhead : 11))
+        }
+    }
+
+    @Test(
+        "in a store with checkpoints, every single-bit flip is found: at open, or by verify()",
+        arguments: StorageKind.allCases)
+    func bitFlipsWithCheckpoints(kind: StorageKind) async throws {
+        try await kind.run {
+            let seed = testSeed("bit flips, checkpoints")
+            let workload = try await RecordedWorkload.make(commits: 12, maxValue: 60, seed: seed, checkpointEvery: 4)
+            #expect(workload.checkpoints.count == 2)
+            let lastFooter = workload.records.last!.payloadEnd
+            var atOpen = 0
+            var byVerify = 0
+            var repaired = 0
+            var flips = 0
+            var rng = SplitMix64(seed: seed)
+            for byte in FileHeader.size..<workload.file.count {
+                // One random bit of each byte by default, all eight with ACTORSTORE_EXHAUSTIVE=1.
+                let bits = TestDepth.exhaustive ? Array(0..<8) : [Int.random(in: 0..<8, using: &rng)]
+                for bit in bits {
+                    flips += 1
+                    var image = workload.file
+                    image[byte] ^= 1 << bit
+                    let fs = MemoryFileSystem(files: ["/db/test.store": image])
+                    let engine: StorageEngine
+                    do {
+                        engine = try await memoryEngine(fs)
+                    } catch let error as StorageError {
+                        // With an offset, except for a row that a commit replayed after the checkpoint reads (an
+                        // update's old row): its record lies before the checkpoint and was not checked at open.
+                        #expect(error.code == .corrupted, "flip at \(byte):\(bit): \(error)")
+                        atOpen += 1
                         continue
                     }
-                    // A new commit works and survives a reopen.
-                    if committed > 0 {
-                        let table = try #require(try engine.snapshot().tableID(named: "KV"))
-                        _ = try await engine.write { txn in try txn.insert(table, [.int(-1), .string("after crash")]) }
-                        await engine.close()
-                        let reopened = try await memoryEngine(fs.powerLossImage())
-                        #expect(try Self.kvContents(reopened)[-1] == "after crash")
+                    if byte >= lastFooter {
+                        // The last record's footer: the data is intact and the footer is rewritten.
+                        #expect(engine.recoveryReport.repairedFooterAt == UInt64(lastFooter))
+                        #expect(try Self.kvContents(engine) == workload.expected.last!)
+                        repaired += 1
+                        continue
                     }
-                    recovered += 1
-                } catch {
-                    Issue.record("\(kind) image cut at \(cut) failed to open: \(error)")
+                    // Open trusted what lies before the checkpoint it started from; verify() reads it all.
+                    #expect(engine.recoveryReport.checkpointVersion != nil, "flip at \(byte):\(bit) opened without it")
+                    do throws(StorageError) {
+                        try engine.verify()
+                        Issue.record("flip at \(byte):\(bit) was not found")
+                    } catch {
+                        #expect(error.code == .corrupted && error.offset != nil, "flip at \(byte):\(bit): \(error)")
+                        byVerify += 1
+                    }
                 }
             }
+            print(
+                "[bit flips, checkpoints] \(atOpen) at open, \(byVerify) by verify(), \(repaired) footers repaired, of \(flips)"
+            )
+            #expect(atOpen + byVerify + repaired == flips)
+            #expect(atOpen > 0 && byVerify > 0)
         }
-        print("[crash points] \(recovered)/\(images) images recovered")
-        #expect(recovered == images)
-        #expect(images == 3 * cuts.count)
-        #expect(cuts.count >= 20 * (TestDepth.exhaustive ? Record.overhead : 11))
     }
 
-    @Test("in a store with checkpoints, every single-bit flip is found: at open, or by verify()")
-    func bitFlipsWithCheckpoints() async throws {
-        let seed = testSeed("bit flips, checkpoints")
-        let workload = try await RecordedWorkload.make(commits: 12, maxValue: 60, seed: seed, checkpointEvery: 4)
-        #expect(workload.checkpoints.count == 2)
-        let lastFooter = workload.records.last!.payloadEnd
-        var atOpen = 0
-        var byVerify = 0
-        var repaired = 0
-        var flips = 0
-        var rng = SplitMix64(seed: seed)
-        for byte in FileHeader.size..<workload.file.count {
-            // One random bit of each byte by default, all eight with ACTORSTORE_EXHAUSTIVE=1.
-            let bits = TestDepth.exhaustive ? Array(0..<8) : [Int.random(in: 0..<8, using: &rng)]
-            for bit in bits {
-                flips += 1
-                var image = workload.file
-                image[byte] ^= 1 << bit
-                let fs = MemoryFileSystem(files: ["/db/test.store": image])
-                let engine: StorageEngine
-                do {
-                    engine = try await memoryEngine(fs)
-                } catch let error as StorageError {
-                    // With an offset, except for a row that a commit replayed after the checkpoint reads (an
-                    // update's old row): its record lies before the checkpoint and was not checked at open.
-                    #expect(error.code == .corrupted, "flip at \(byte):\(bit): \(error)")
-                    atOpen += 1
-                    continue
-                }
-                if byte >= lastFooter {
-                    // The last record's footer: the data is intact and the footer is rewritten.
-                    #expect(engine.recoveryReport.repairedFooterAt == UInt64(lastFooter))
-                    #expect(try Self.kvContents(engine) == workload.expected.last!)
-                    repaired += 1
-                    continue
-                }
-                // Open trusted what lies before the checkpoint it started from; verify() reads it all.
-                #expect(engine.recoveryReport.checkpointVersion != nil, "flip at \(byte):\(bit) opened without it")
-                do {
-                    try engine.verify()
-                    Issue.record("flip at \(byte):\(bit) was not found")
-                } catch {
-                    #expect(error.code == .corrupted && error.offset != nil, "flip at \(byte):\(bit): \(error)")
-                    byVerify += 1
+    @Test("every single-bit flip in committed records is detected with its offset", arguments: StorageKind.allCases)
+    func bitFlips(kind: StorageKind) async throws {
+        try await kind.run {
+            let seed = testSeed("bit flips")
+            let workload = try await RecordedWorkload.make(commits: 12, maxValue: 60, seed: seed)
+            var detected = 0
+            var repaired = 0
+            var flips = 0
+            let lastFooter = workload.records.last!.payloadEnd
+            // Every byte of every record; two random bits of each by default, all eight with ACTORSTORE_EXHAUSTIVE=1.
+            let exhaustive = TestDepth.exhaustive
+            var rng = SplitMix64(seed: seed)
+            for byte in FileHeader.size..<workload.file.count {
+                let first = Int.random(in: 0..<8, using: &rng)
+                let bits = exhaustive ? Array(0..<8) : [first, (first + Int.random(in: 1..<8, using: &rng)) % 8]
+                for bit in bits {
+                    flips += 1
+                    var image = workload.file
+                    image[byte] ^= 1 << bit
+                    let fs = MemoryFileSystem(files: ["/db/test.store": image])
+                    do {
+                        let engine = try await memoryEngine(fs)
+                        // Only a flip in the last record's footer opens: the data is intact and the footer is rewritten.
+                        #expect(byte >= lastFooter, "flip at \(byte):\(bit) was not detected")
+                        #expect(engine.recoveryReport.repairedFooterAt == UInt64(lastFooter))
+                        #expect(try Self.kvContents(engine) == workload.expected.last!)
+                        repaired += 1
+                    } catch let error as StorageError {
+                        #expect(error.code == .corrupted)
+                        #expect(error.offset != nil)
+                        #expect(fs.contents(of: "/db/test.store") == image, "a corrupt file must not be modified")
+                        detected += 1
+                    }
                 }
             }
+            print("[bit flips] \(detected) detected as corruption, \(repaired) repaired footer flips, of \(flips)")
+            #expect(detected + repaired == flips)
+            #expect(repaired == Record.footerSize * (exhaustive ? 8 : 2))
         }
-        print(
-            "[bit flips, checkpoints] \(atOpen) at open, \(byVerify) by verify(), \(repaired) footers repaired, of \(flips)"
-        )
-        #expect(atOpen + byVerify + repaired == flips)
-        #expect(atOpen > 0 && byVerify > 0)
-    }
-
-    @Test("every single-bit flip in committed records is detected with its offset")
-    func bitFlips() async throws {
-        let seed = testSeed("bit flips")
-        let workload = try await RecordedWorkload.make(commits: 12, maxValue: 60, seed: seed)
-        var detected = 0
-        var repaired = 0
-        var flips = 0
-        let lastFooter = workload.records.last!.payloadEnd
-        // Every byte of every record; two random bits of each by default, all eight with ACTORSTORE_EXHAUSTIVE=1.
-        let exhaustive = TestDepth.exhaustive
-        var rng = SplitMix64(seed: seed)
-        for byte in FileHeader.size..<workload.file.count {
-            let first = Int.random(in: 0..<8, using: &rng)
-            let bits = exhaustive ? Array(0..<8) : [first, (first + Int.random(in: 1..<8, using: &rng)) % 8]
-            for bit in bits {
-                flips += 1
-                var image = workload.file
-                image[byte] ^= 1 << bit
-                let fs = MemoryFileSystem(files: ["/db/test.store": image])
-                do {
-                    let engine = try await memoryEngine(fs)
-                    // Only a flip in the last record's footer opens: the data is intact and the footer is rewritten.
-                    #expect(byte >= lastFooter, "flip at \(byte):\(bit) was not detected")
-                    #expect(engine.recoveryReport.repairedFooterAt == UInt64(lastFooter))
-                    #expect(try Self.kvContents(engine) == workload.expected.last!)
-                    repaired += 1
-                } catch let error as StorageError {
-                    #expect(error.code == .corrupted)
-                    #expect(error.offset != nil)
-                    #expect(fs.contents(of: "/db/test.store") == image, "a corrupt file must not be modified")
-                    detected += 1
-                }
-            }
-        }
-        print("[bit flips] \(detected) detected as corruption, \(repaired) repaired footer flips, of \(flips)")
-        #expect(detected + repaired == flips)
-        #expect(repaired == Record.footerSize * (exhaustive ? 8 : 2))
     }
 }

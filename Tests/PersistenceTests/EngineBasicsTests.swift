@@ -246,7 +246,8 @@ struct FormatEvolutionTests {
         }
         let record = footer - length - Record.headerSize
         #expect(file[record + 4] == Record.Kind.checkpoint.rawValue)
-        file[record + 5] = 1
+        // Bits 0 (encrypted) and 1 (watermark) are known; bit 7 is not.
+        file[record + 5] |= 0x80
         let crc = CRC32C.checksum(Array(file[record..<(record + 20)]))
         file.replaceSubrange((record + 20)..<(record + 24), with: withUnsafeBytes(of: crc.littleEndian, Array.init))
         fs.setContents(of: "/db/test.store", to: file)

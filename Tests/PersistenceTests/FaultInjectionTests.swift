@@ -138,33 +138,37 @@ struct FaultInjectionTests {
 
     // MARK: Commit
 
-    @Test("a fault at any call of a commit", arguments: Kind.all)
-    func commitFaults(_ kind: Kind) async throws {
-        var injections = 0
-        for large in [false, true] {
-            for k in 1...Self.callLimit {
-                let label = "\(large ? "large" : "small") commit, \(kind.name) at call \(k)"
-                guard try await commitRun(kind.fault, atCall: k, large: large, label) else { break }
-                injections += 1
-                #expect(k < Self.callLimit, "\(label): the commit never stops reaching the fault")
+    @Test("a fault at any call of a commit", arguments: Kind.all, StorageKind.allCases)
+    func commitFaults(_ kind: Kind, storage: StorageKind) async throws {
+        try await storage.run {
+            var injections = 0
+            for large in [false, true] {
+                for k in 1...Self.callLimit {
+                    let label = "\(large ? "large" : "small") commit, \(kind.name) at call \(k)"
+                    guard try await commitRun(kind.fault, atCall: k, large: large, label) else { break }
+                    injections += 1
+                    #expect(k < Self.callLimit, "\(label): the commit never stops reaching the fault")
+                }
             }
+            print("[faults] \(injections) injections (commit, \(kind.name))")
+            #expect(injections > 0)
         }
-        print("[faults] \(injections) injections (commit, \(kind.name))")
-        #expect(injections > 0)
     }
 
-    @Test("a crash at any call of a commit")
-    func commitCrashes() async throws {
-        var injections = 0
-        for large in [false, true] {
-            for k in 1...Self.callLimit {
-                let label = "\(large ? "large" : "small") commit, crash at call \(k)"
-                guard try await commitRun(.crash, atCall: k, large: large, label) else { break }
-                injections += 1
+    @Test("a crash at any call of a commit", arguments: StorageKind.allCases)
+    func commitCrashes(storage: StorageKind) async throws {
+        try await storage.run {
+            var injections = 0
+            for large in [false, true] {
+                for k in 1...Self.callLimit {
+                    let label = "\(large ? "large" : "small") commit, crash at call \(k)"
+                    guard try await commitRun(.crash, atCall: k, large: large, label) else { break }
+                    injections += 1
+                }
             }
+            print("[faults] \(injections) injections (commit, crash)")
+            #expect(injections > 0)
         }
-        print("[faults] \(injections) injections (commit, crash)")
-        #expect(injections > 0)
     }
 
     /// One commit with `fault` armed at its `k`th call; returns whether the fault fired.
@@ -245,33 +249,37 @@ struct FaultInjectionTests {
 
     // MARK: Checkpoint
 
-    @Test("a fault at any call of a checkpoint", arguments: Kind.all)
-    func checkpointFaults(_ kind: Kind) async throws {
-        var injections = 0
-        for large in [false, true] {
-            for k in 1...Self.callLimit {
-                let label = "\(large ? "large" : "small") checkpoint, \(kind.name) at call \(k)"
-                guard try await checkpointRun(kind.fault, atCall: k, large: large, label) else { break }
-                injections += 1
-                #expect(k < Self.callLimit, "\(label): the checkpoint never stops reaching the fault")
+    @Test("a fault at any call of a checkpoint", arguments: Kind.all, StorageKind.allCases)
+    func checkpointFaults(_ kind: Kind, storage: StorageKind) async throws {
+        try await storage.run {
+            var injections = 0
+            for large in [false, true] {
+                for k in 1...Self.callLimit {
+                    let label = "\(large ? "large" : "small") checkpoint, \(kind.name) at call \(k)"
+                    guard try await checkpointRun(kind.fault, atCall: k, large: large, label) else { break }
+                    injections += 1
+                    #expect(k < Self.callLimit, "\(label): the checkpoint never stops reaching the fault")
+                }
             }
+            print("[faults] \(injections) injections (checkpoint, \(kind.name))")
+            #expect(injections > 0)
         }
-        print("[faults] \(injections) injections (checkpoint, \(kind.name))")
-        #expect(injections > 0)
     }
 
-    @Test("a crash at any call of a checkpoint")
-    func checkpointCrashes() async throws {
-        var injections = 0
-        for large in [false, true] {
-            for k in 1...Self.callLimit {
-                let label = "\(large ? "large" : "small") checkpoint, crash at call \(k)"
-                guard try await checkpointRun(.crash, atCall: k, large: large, label) else { break }
-                injections += 1
+    @Test("a crash at any call of a checkpoint", arguments: StorageKind.allCases)
+    func checkpointCrashes(storage: StorageKind) async throws {
+        try await storage.run {
+            var injections = 0
+            for large in [false, true] {
+                for k in 1...Self.callLimit {
+                    let label = "\(large ? "large" : "small") checkpoint, crash at call \(k)"
+                    guard try await checkpointRun(.crash, atCall: k, large: large, label) else { break }
+                    injections += 1
+                }
             }
+            print("[faults] \(injections) injections (checkpoint, crash)")
+            #expect(injections > 0)
         }
-        print("[faults] \(injections) injections (checkpoint, crash)")
-        #expect(injections > 0)
     }
 
     /// One checkpoint (of a store with commits after an earlier checkpoint) with `fault` armed at its `k`th
@@ -373,60 +381,70 @@ struct FaultInjectionTests {
         ]
     }
 
-    @Test("a fault at any call of an open", arguments: Kind.all)
-    func openFaults(_ kind: Kind) async throws {
-        var injections = 0
-        for (openCase, image, expected) in try await Self.openCases() {
-            for k in 1...Self.callLimit {
-                let label = "open (\(openCase)), \(kind.name) at call \(k)"
-                let base =
-                    image.map { MemoryFileSystem(files: [Self.path: $0]) } ?? MemoryFileSystem(tracksDurability: true)
-                let faulty = FaultInjectingFileSystem(base: base)
-                let readOnly = openCase == .readOnly
-                let configuration = StorageEngine.Configuration(
-                    path: Self.path, fileSystem: faulty, readOnly: readOnly, autoCompaction: nil)
-                faulty.inject(kind.fault, atCall: k)
-                var opened: StorageEngine?
-                var failure: StorageError?
-                do { opened = try await StorageEngine.open(configuration) } catch { failure = error }
-                let fired = faulty.didInject
-                faulty.reset()
-                if let failure {
-                    #expect(fired, "\(label): failed without a fault: \(failure)")
-                    #expect([.ioFailure, .diskFull].contains(failure.code), "\(label): \(failure)")
-                }
-                if let opened {
-                    #expect(try Dump(opened.snapshot()) == expected, "\(label)")
-                    if openCase == .tornTail || openCase == .reservedTail {
-                        #expect(opened.recoveryReport.truncatedBytes > 0, "\(label)")
+    @Test("a fault at any call of an open", arguments: Kind.all, StorageKind.allCases)
+    func openFaults(_ kind: Kind, storage: StorageKind) async throws {
+        try await storage.run {
+            var injections = 0
+            for (openCase, image, expected) in try await Self.openCases() {
+                for k in 1...Self.callLimit {
+                    let label = "open (\(openCase)), \(kind.name) at call \(k)"
+                    let base =
+                        image.map { MemoryFileSystem(files: [Self.path: $0]) }
+                        ?? MemoryFileSystem(tracksDurability: true)
+                    let faulty = FaultInjectingFileSystem(base: base)
+                    let readOnly = openCase == .readOnly
+                    var configuration = StorageEngine.Configuration(
+                        path: Self.path, fileSystem: faulty, readOnly: readOnly, autoCompaction: nil)
+                    configuration.encryptionKey = storage.key
+                    faulty.inject(kind.fault, atCall: k)
+                    var opened: StorageEngine?
+                    var failure: StorageError?
+                    do throws(StorageError) { opened = try await StorageEngine.open(configuration) } catch {
+                        failure = error
                     }
-                    if openCase == .damagedFooter { #expect(opened.recoveryReport.repairedFooterAt != nil, "\(label)") }
-                    await opened.close()
-                }
-                if !fired { break }
-                injections += 1
-                #expect(k < Self.callLimit, "\(label): open never stops reaching the fault")
-                let powerLoss = base.powerLossImage()
+                    let fired = faulty.didInject
+                    faulty.reset()
+                    if let failure {
+                        #expect(fired, "\(label): failed without a fault: \(failure)")
+                        #expect([.ioFailure, .diskFull].contains(failure.code), "\(label): \(failure)")
+                    }
+                    if let opened {
+                        #expect(try Dump(opened.snapshot()) == expected, "\(label)")
+                        if openCase == .tornTail || openCase == .reservedTail {
+                            #expect(opened.recoveryReport.truncatedBytes > 0, "\(label)")
+                        }
+                        if openCase == .damagedFooter {
+                            #expect(opened.recoveryReport.repairedFooterAt != nil, "\(label)")
+                        }
+                        await opened.close()
+                    }
+                    if !fired { break }
+                    injections += 1
+                    #expect(k < Self.callLimit, "\(label): open never stops reaching the fault")
+                    let powerLoss = base.powerLossImage()
 
-                // A later open without faults sees everything (which also shows the failed open released
-                // its lock and descriptors), and the store keeps what is committed after it.
-                if readOnly {
-                    do {
-                        let later = try await StorageEngine.open(
-                            .init(path: Self.path, fileSystem: base, readOnly: true))
-                        #expect(try Dump(later.snapshot()) == expected, "\(label)")
-                    } catch {
-                        Issue.record("\(label): a later read-only open failed: \(error)")
+                    // A later open without faults sees everything (which also shows the failed open released
+                    // its lock and descriptors), and the store keeps what is committed after it.
+                    if readOnly {
+                        do {
+                            var readOnly = StorageEngine.Configuration(
+                                path: Self.path, fileSystem: base, readOnly: true)
+                            readOnly.encryptionKey = storage.key
+                            let later = try await StorageEngine.open(readOnly)
+                            #expect(try Dump(later.snapshot()) == expected, "\(label)")
+                        } catch {
+                            Issue.record("\(label): a later read-only open failed: \(error)")
+                        }
+                    } else {
+                        await Self.expectStore(base, isOneOf: [expected], "\(label), later open")
                     }
-                } else {
-                    await Self.expectStore(base, isOneOf: [expected], "\(label), later open")
+                    // A power loss right after the failed open loses nothing that was committed.
+                    if image != nil { await Self.expectStore(powerLoss, isOneOf: [expected], "\(label), power loss") }
                 }
-                // A power loss right after the failed open loses nothing that was committed.
-                if image != nil { await Self.expectStore(powerLoss, isOneOf: [expected], "\(label), power loss") }
             }
+            print("[faults] \(injections) injections (open, \(kind.name))")
+            #expect(injections > 0)
         }
-        print("[faults] \(injections) injections (open, \(kind.name))")
-        #expect(injections > 0)
     }
 
     // MARK: Compaction
@@ -446,32 +464,36 @@ struct FaultInjectionTests {
         return try #require(fs.contents(of: path))
     }
 
-    @Test("a fault at any call of a compaction", arguments: Kind.all)
-    func compactionFaults(_ kind: Kind) async throws {
-        let image = try await Self.compactionImage()
-        var injections = 0
-        for k in 1...Self.callLimit {
-            let label = "compaction, \(kind.name) at call \(k)"
-            guard try await compactionRun(kind.fault, atCall: k, image: image, label) else { break }
-            injections += 1
-            #expect(k < Self.callLimit, "\(label): compaction never stops reaching the fault")
+    @Test("a fault at any call of a compaction", arguments: Kind.all, StorageKind.allCases)
+    func compactionFaults(_ kind: Kind, storage: StorageKind) async throws {
+        try await storage.run {
+            let image = try await Self.compactionImage()
+            var injections = 0
+            for k in 1...Self.callLimit {
+                let label = "compaction, \(kind.name) at call \(k)"
+                guard try await compactionRun(kind.fault, atCall: k, image: image, label) else { break }
+                injections += 1
+                #expect(k < Self.callLimit, "\(label): compaction never stops reaching the fault")
+            }
+            print("[faults] \(injections) injections (compaction, \(kind.name))")
+            #expect(injections > 0)
         }
-        print("[faults] \(injections) injections (compaction, \(kind.name))")
-        #expect(injections > 0)
     }
 
-    @Test("a crash at any call of a compaction")
-    func compactionCrashes() async throws {
-        let image = try await Self.compactionImage()
-        var injections = 0
-        for k in 1...Self.callLimit {
-            guard try await compactionRun(.crash, atCall: k, image: image, "compaction, crash at call \(k)") else {
-                break
+    @Test("a crash at any call of a compaction", arguments: StorageKind.allCases)
+    func compactionCrashes(storage: StorageKind) async throws {
+        try await storage.run {
+            let image = try await Self.compactionImage()
+            var injections = 0
+            for k in 1...Self.callLimit {
+                guard try await compactionRun(.crash, atCall: k, image: image, "compaction, crash at call \(k)") else {
+                    break
+                }
+                injections += 1
             }
-            injections += 1
+            print("[faults] \(injections) injections (compaction, crash)")
+            #expect(injections > 0)
         }
-        print("[faults] \(injections) injections (compaction, crash)")
-        #expect(injections > 0)
     }
 
     /// One compaction with `fault` armed at its `k`th call; returns whether the fault fired.

@@ -42,8 +42,12 @@ extension StorageEngine {
     ///   `transaction` failed with.
     package nonisolated(nonsending) func writeCopy(
         to destination: String, transaction: WriteTransaction? = nil,
-        destinationFileSystem: (any FileSystem)? = nil
+        destinationFileSystem: (any FileSystem)? = nil, encryptionKey: [UInt8]? = nil
     ) async throws(StorageError) {
+        if let encryptionKey {
+            try StoreCipher.checkKeyLength(encryptionKey.count)
+            try PlatformCrypto.checkAvailable()
+        }
         // A finished transaction, or one whose operation failed (its state may be half-applied), is not copied.
         try transaction?.checkUsable()
         let fs = destinationFileSystem ?? self.fs
@@ -65,7 +69,11 @@ extension StorageEngine {
         nonisolated(unsafe) let rows = pending
         try await offload { () throws(StorageError) in
             let temporary = destination + ".compacting"
-            var copy = try CompactedFile(fs: fs, path: temporary, header: FileHeader(fileID: UUID(), generation: 0))
+            let header = FileHeader(fileID: UUID(), generation: 0)
+            let cipher = try encryptionKey.map { (key) throws(StorageError) in
+                try StoreCipher(userKey: key, fileID: header.fileID, generation: 0, path: destination)
+            }
+            var copy = try CompactedFile(fs: fs, path: temporary, header: header.encrypted(by: cipher), cipher: cipher)
             do throws(StorageError) {
                 try withExtendedLifetime(snapshot) { () throws(StorageError) in
                     try copy.writeBase(of: state, from: region, pending: rows)
@@ -149,10 +157,14 @@ extension StorageEngine {
         newHeader.generation += 1
         // A format-1 file is upgraded here: the copy holds commit records only, so any format reads it.
         newHeader.formatVersion = FileHeader.currentFormatVersion
-        let finalHeader = newHeader
+        // An encrypted store stays encrypted, under the new generation's key (compaction rotates it).
+        let cipher = try configuration.encryptionKey.map { (key) throws(StorageError) in
+            try StoreCipher(userKey: key, fileID: newHeader.fileID, generation: newHeader.generation, path: path)
+        }
+        let finalHeader = newHeader.encrypted(by: cipher)
         // Phases 1 and 2, off the cooperative pool and without the write lock.
         let built: CompactedFile = try await offload { () throws(StorageError) in
-            var copy = try CompactedFile(fs: fs, path: temporary, header: finalHeader)
+            var copy = try CompactedFile(fs: fs, path: temporary, header: finalHeader, cipher: cipher)
             do throws(StorageError) {
                 try copy.writeBase(of: snapshot.state, from: snapshot.region)
                 for _ in 0..<3 {
@@ -242,14 +254,18 @@ struct CompactedFile {
     private(set) var sourceEnd: UInt64 = 0
     private var end: UInt64
     private let token = MutationToken.next()
+    /// The new file's encryption (nil: not encrypted).
+    let cipher: StoreCipher?
 
-    init(fs: any FileSystem, path: String, header: FileHeader) throws(StorageError) {
+    init(fs: any FileSystem, path: String, header: FileHeader, cipher: StoreCipher?) throws(StorageError) {
         self.fs = fs
         self.path = path
+        self.cipher = cipher
         file = try StorageEngine.createTemporaryFile(fs, path)
         do throws(StorageError) {
             try fs.writeAll(file, header.encoded(), at: 0)
             region = try fs.map(file, length: StorageEngine.regionLength(for: UInt64(FileHeader.size)))
+                .reading(through: cipher)
         } catch {
             fs.close(file)
             try? fs.remove(path)
@@ -291,51 +307,50 @@ struct CompactedFile {
             length += UInt64(chunk.count)
             chunk.truncate(to: 0)
         }
-        var schema = ByteWriter()
+        // Encrypted, each operation is a unit, sealed where it lies in the file (see EncryptedRecord).
+        let cipher = self.cipher
+        var units: UInt64 = 0
+        func endUnit(_ start: Int?) throws(StorageError) {
+            guard let start, let cipher else { return }
+            EncryptedRecord.endUnit(start, in: chunk)
+            let unit = UnsafeMutableRawBufferPointer(mutating: chunk.bytes(at: start, count: chunk.count - start))
+            try cipher.seal(unit, at: offset + UInt64(start))
+            units += 1
+        }
         // The watermark: nothing but the file header precedes the base record.
-        schema.append(UInt64(FileHeader.size))
-        schema.append(source.version.rawValue)
+        chunk.append(UInt64(FileHeader.size))
+        var unit = EncryptedRecord.beginUnit(in: chunk, encrypted: cipher != nil)
+        chunk.append(source.version.rawValue)
+        try endUnit(unit)
+        var schema = ByteWriter()
         let entries = source.orderedTables.map {
             CommitPayload.TableEntry(id: $0.id, schema: $0.schema, nextKey: $0.nextKey)
         }
         CommitPayload.appendSchema(entries, version: source.schemaVersion, to: &schema)
+        unit = EncryptedRecord.beginUnit(in: chunk, encrypted: cipher != nil)
         chunk.append(schema.bytes)
+        try endUnit(unit)
         var result = source
         var live = UInt64(FileHeader.size)
         for table in source.orderedTables {
             var rows: [(ObjectKey, RowLocation)] = []
             rows.reserveCapacity(table.rows.count)
             for (key, location) in table.rows {
-                // Locations come from the file (through replay): checked arithmetic, no conversion that traps.
-                let rowBytes: UnsafeRawBufferPointer
-                let count = Int(location.length)
-                if let pending, location.offset >= pending.start {
-                    guard let start = Int(exactly: location.offset - pending.start),
-                        count <= pending.bytes.count, start <= pending.bytes.count - count
-                    else {
-                        throw StorageError(.corrupted, "A row location lies outside the write transaction's record.")
-                    }
-                    rowBytes = UnsafeRawBufferPointer(rebasing: pending.bytes[start..<start + count])
-                } else {
-                    guard let start = Int(exactly: location.offset), count <= sourceRegion.length,
-                        start <= sourceRegion.length - count
-                    else {
-                        throw StorageError(
-                            .corrupted,
-                            "A row of '\(path)' lies outside the mapped file (offset \(location.offset), "
-                                + "\(count) bytes). The store is damaged; copy its contents into a new store or "
-                                + "restore it from a backup.")
-                    }
-                    rowBytes = sourceRegion.bytes(at: start, count: count)
+                let newLocation = try withSourceRow(at: location, in: sourceRegion, pending: pending) {
+                    (rowBytes) throws(StorageError) -> RowLocation in
+                    let unit = EncryptedRecord.beginUnit(in: chunk, encrypted: cipher != nil)
+                    chunk.append(CommitPayload.Op.upsert.rawValue)
+                    chunk.append(table.id.rawValue)
+                    chunk.append(key.rawValue)
+                    chunk.append(UInt32(rowBytes.count))
+                    let rowOffset = offset + UInt64(chunk.count)
+                    chunk.append(rowBytes)
+                    guard let unit else { return RowLocation(offset: rowOffset, length: UInt32(rowBytes.count)) }
+                    try endUnit(unit)
+                    return RowLocation(offset: offset + UInt64(unit), length: UInt32(chunk.count - unit))
                 }
-                chunk.append(CommitPayload.Op.upsert.rawValue)
-                chunk.append(table.id.rawValue)
-                chunk.append(key.rawValue)
-                chunk.append(location.length)
-                let rowOffset = offset + UInt64(chunk.count)
-                chunk.append(rowBytes)
-                rows.append((key, RowLocation(offset: rowOffset, length: location.length)))
-                live += UInt64(location.length) + DatabaseState.rowOverhead
+                rows.append((key, newLocation))
+                live += UInt64(newLocation.length) + DatabaseState.rowOverhead
                 if chunk.count >= 1 << 22 { try flush() }
             }
             result.tables[table.id]!.rows = PersistentBTree(sortedUniqueElements: rows, token: token)
@@ -343,17 +358,76 @@ struct CompactedFile {
                 result.tables[table.id]!.primaryIndex = try Self.relocated(table.primaryIndex, rows, token: token)
             }
         }
+        let flags: Record.Flags
+        if let cipher {
+            // The seal unit binds the header: its length counts the seal unit itself.
+            let sealStart = chunk.count
+            let total = length + UInt64(chunk.count + StoreCipher.sealUnitSize)
+            let seal = EncryptedRecord.beginUnit(in: chunk, encrypted: true)
+            chunk.append(units)
+            EncryptedRecord.endUnit(seal, in: chunk)
+            let context = StoreCipher.sealContext(
+                recordStart: recordStart, header: EncryptedRecord.headerPrefix(kind: .commit, length: total))
+            try cipher.seal(
+                UnsafeMutableRawBufferPointer(mutating: chunk.bytes(at: sealStart, count: StoreCipher.sealUnitSize)),
+                at: offset + UInt64(sealStart), context: context)
+            flags = [.watermark, .encrypted]
+        } else {
+            flags = .watermark
+        }
         try flush()
         let payloadCRC = crc.value
         try fs.writeAll(
-            file, Record.header(kind: .commit, flags: .watermark, length: length, payloadCRC: payloadCRC),
-            at: recordStart)
+            file, Record.header(kind: .commit, flags: flags, length: length, payloadCRC: payloadCRC), at: recordStart)
         try fs.writeAll(file, Record.footer(length: length, payloadCRC: payloadCRC), at: offset)
         end = offset + UInt64(Record.footerSize)
         result.liveBytes = live
         result.endOffset = end
         state = result
         try remap()
+    }
+
+    /// Calls `body` with the encoded bytes of the source row at `location`: in the open transaction's record
+    /// (`pending`), or in the source file (opened, if the source is encrypted).
+    private func withSourceRow<R>(
+        at location: RowLocation, in sourceRegion: MappedRegion, pending: PendingRows?,
+        _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        // Locations come from the file (through replay): checked arithmetic, no conversion that traps.
+        let count = Int(location.length)
+        if let pending, location.offset >= pending.start {
+            guard let start = Int(exactly: location.offset - pending.start),
+                count <= pending.bytes.count, start <= pending.bytes.count - count
+            else {
+                throw StorageError(.corrupted, "A row location lies outside the write transaction's record.")
+            }
+            guard sourceRegion.cipher != nil else {
+                return try body(UnsafeRawBufferPointer(rebasing: pending.bytes[start..<start + count]))
+            }
+            // The transaction's units are plaintext until it commits: the row follows the unit's header and
+            // the upsert's fields.
+            let skip = StoreCipher.unitHeaderSize + CommitPayload.upsertHeaderSize
+            guard count >= skip + PlatformCrypto.tagSize else {
+                throw StorageError(.corrupted, "A row location lies outside the write transaction's record.")
+            }
+            return try body(
+                UnsafeRawBufferPointer(rebasing: pending.bytes[start + skip..<start + count - PlatformCrypto.tagSize]))
+        }
+        guard let start = Int(exactly: location.offset), count <= sourceRegion.length,
+            start <= sourceRegion.length - count
+        else {
+            throw StorageError(
+                .corrupted,
+                "A row of '\(path)' lies outside the mapped file (offset \(location.offset), "
+                    + "\(count) bytes). The store is damaged; copy its contents into a new store or "
+                    + "restore it from a backup.")
+        }
+        if let sourceCipher = sourceRegion.cipher {
+            return try EncryptedRecord.withRowBytes(
+                at: location, in: sourceRegion.bytes(at: 0, count: sourceRegion.length), cipher: sourceCipher,
+                path: sourceCipher.path, body)
+        }
+        return try body(sourceRegion.bytes(at: start, count: count))
     }
 
     /// The primary-key index `index` with each entry's row location replaced by the object's location in
@@ -402,6 +476,8 @@ struct CompactedFile {
     }
 
     /// Copies the source records in `sourceEnd ..< upTo` (whole, verified records) and replays them.
+    /// Encrypted, each unit is opened with the source's key and sealed again with the new file's (the
+    /// units move, and a new generation has a new key).
     mutating func catchUp(from sourceRegion: MappedRegion, to upTo: UInt64) throws(StorageError) {
         guard upTo > sourceEnd else { return }
         let bytes = sourceRegion.bytes(at: 0, count: Int(upTo))
@@ -414,29 +490,79 @@ struct CompactedFile {
         }
         // Checkpoints are not copied: their nodes point into the old file.
         for entry in records where entry.kind == Record.Kind.commit.rawValue {
-            let raw = UnsafeRawBufferPointer(rebasing: bytes[entry.offset..<entry.end])
             let newOffset = end
-            try fs.writeAll(file, raw, at: newOffset)
-            end += UInt64(raw.count)
+            let delta = Int(newOffset) - entry.offset
+            var moved = entry
+            moved.offset += delta
+            moved.payload = (entry.payload.lowerBound + delta)..<(entry.payload.upperBound + delta)
+            if let sourceCipher = sourceRegion.cipher, let cipher {
+                let record = try Self.resealed(entry, in: bytes, from: sourceCipher, to: cipher, at: newOffset)
+                try fs.writeAll(file, record, at: newOffset)
+                end += UInt64(record.count)
+            } else {
+                let raw = UnsafeRawBufferPointer(rebasing: bytes[entry.offset..<entry.end])
+                try fs.writeAll(file, raw, at: newOffset)
+                end += UInt64(raw.count)
+            }
             try remap()
-            let payloadOffset = Int(newOffset) + (entry.payload.lowerBound - entry.offset)
             let region = self.region
+            let newBytes = region.bytes(at: 0, count: Int(end))
+            let scratch = ScratchRows()
+            let path = self.path
+            let readRow = { (location: RowLocation) throws(StorageError) -> RowView in
+                if let cipher = region.cipher {
+                    return try scratch.keep(cipher: cipher, region: region, location: location, path: path)
+                }
+                return try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
+            }
+            let cipher = self.cipher
             do throws(StorageError) {
-                try Replay.apply(
-                    commit: UnsafeRawBufferPointer(rebasing: bytes[entry.payload]), at: payloadOffset,
-                    record: Int(newOffset), to: &state, token: token, path: path
-                ) { (location) throws(StorageError) in
-                    try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
+                if let cipher {
+                    try Replay.apply(
+                        encrypted: moved, in: newBytes, cipher: cipher, to: &state, token: token, path: path,
+                        readRow: readRow)
+                } else {
+                    try Replay.apply(
+                        commit: UnsafeRawBufferPointer(rebasing: newBytes[moved.payload]), at: moved.payload.lowerBound,
+                        record: moved.offset, to: &state, token: token, path: path, readRow: readRow)
                 }
             } catch { failure = error }
+            scratch.empty()
             if let failure { throw failure }
         }
         sourceEnd = upTo
     }
 
+    /// The encrypted commit record `entry` of `file`, its units opened with `source` and sealed with
+    /// `destination` for their place in a record written at `offset`; the same size, new checksums.
+    static func resealed(
+        _ entry: LogScanner.Entry, in file: UnsafeRawBufferPointer, from source: StoreCipher,
+        to destination: StoreCipher, at offset: UInt64
+    ) throws(StorageError) -> [UInt8] {
+        let path = source.path
+        let (units, count) = try EncryptedRecord.openSeal(of: entry, in: file, cipher: source, path: path)
+        let buffer = RecordBuffer(capacity: entry.end - entry.offset)
+        buffer.append(UnsafeRawBufferPointer(rebasing: file[entry.offset..<units.lowerBound]))
+        try EncryptedRecord.forEachUnit(in: file, units, count: count, cipher: source, path: path) {
+            (_, _, plain) throws(StorageError) in
+            let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: true)
+            buffer.append(plain)
+            EncryptedRecord.endUnit(unit, in: buffer)
+        }
+        try EncryptedRecord.sealUnits(
+            in: buffer, from: units.lowerBound - entry.offset, recordStart: offset, kind: .commit, cipher: destination)
+        let length = buffer.count - Record.headerSize
+        let crc = CRC32C.checksum(buffer.bytes(at: Record.headerSize, count: length))
+        buffer.append(Record.footer(length: UInt64(length), payloadCRC: crc))
+        let header = Record.header(
+            kind: .commit, flags: [.watermark, .encrypted], length: UInt64(length), payloadCRC: crc)
+        for (i, byte) in header.enumerated() { buffer.store(byte, at: i) }
+        return Array(buffer.bytes)
+    }
+
     private mutating func remap() throws(StorageError) {
         if end > UInt64(region.length) {
-            region = try fs.map(file, length: StorageEngine.regionLength(for: end))
+            region = try fs.map(file, length: StorageEngine.regionLength(for: end)).reading(through: cipher)
         }
     }
 }

@@ -15,6 +15,11 @@ package enum Replay {
         mutating func add(_ payload: UnsafeRawBufferPointer) {
             var r = ByteReader(payload)
             _ = r.uint64()
+            addOps(&r)
+        }
+
+        /// Adds the objects the operations at `r` (to its end) upsert and delete.
+        mutating func addOps(_ r: inout ByteReader) {
             while !r.isAtEnd && !r.overrun {
                 switch CommitPayload.Op(rawValue: r.uint8()) {
                 case .upsert:
@@ -40,6 +45,70 @@ package enum Replay {
         readRow: (RowLocation) throws(StorageError) -> RowView
     ) throws(StorageError) {
         var r = ByteReader(payload)
+        let version = try readVersion(&r, state: state, record: recordOffset, path: path)
+        do throws(StorageError) {
+            while !r.isAtEnd {
+                try applyOp(&r, state: &state, token: token, record: recordOffset, path: path, readRow: readRow) {
+                    start, length, _ in RowLocation(offset: UInt64(payloadOffset + start), length: UInt32(length))
+                }
+            }
+        } catch let error where error.code != .corrupted {
+            throw CommitPayload.malformed(path, recordOffset, "content (\(error.message))")
+        }
+        state.version = version
+        state.endOffset = UInt64(payloadOffset + payload.count + Record.footerSize)
+    }
+
+    /// ``apply(commit:at:record:to:token:path:readRow:)`` for the record `entry` of an encrypted store
+    /// (see ``EncryptedRecord``): its seal and every unit are checked; a row's location is its unit.
+    /// `file` is the file's bytes from offset 0. `touched`, when given, collects what the commit wrote.
+    package static func apply(
+        encrypted entry: LogScanner.Entry, in file: UnsafeRawBufferPointer, cipher: StoreCipher,
+        to state: inout DatabaseState, token: MutationToken, path: String,
+        readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
+        var touched: Touched?
+        try apply(
+            encrypted: entry, in: file, cipher: cipher, to: &state, token: token, path: path, touched: &touched,
+            readRow: readRow)
+    }
+
+    static func apply(
+        encrypted entry: LogScanner.Entry, in file: UnsafeRawBufferPointer, cipher: StoreCipher,
+        to state: inout DatabaseState, token: MutationToken, path: String, touched: inout Touched?,
+        readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
+        let recordOffset = entry.offset
+        let (units, count) = try EncryptedRecord.openSeal(of: entry, in: file, cipher: cipher, path: path)
+        var version: Version?
+        do throws(StorageError) {
+            try EncryptedRecord.forEachUnit(in: file, units, count: count, cipher: cipher, path: path) {
+                (offset, size, plain) throws(StorageError) in
+                var r = ByteReader(plain)
+                guard version != nil else {
+                    version = try readVersion(&r, state: state, record: recordOffset, path: path)
+                    guard r.isAtEnd else { throw CommitPayload.malformed(path, recordOffset, "version unit") }
+                    return
+                }
+                try applyOp(&r, state: &state, token: token, record: recordOffset, path: path, readRow: readRow) {
+                    _, _, _ in RowLocation(offset: UInt64(offset), length: UInt32(size))
+                }
+                guard r.isAtEnd else { throw CommitPayload.malformed(path, recordOffset, "operation unit") }
+                var ops = ByteReader(plain)
+                touched?.addOps(&ops)
+            }
+        } catch let error where error.code != .corrupted {
+            throw CommitPayload.malformed(path, recordOffset, "content (\(error.message))")
+        }
+        guard let version else { throw CommitPayload.malformed(path, recordOffset, "version") }
+        state.version = version
+        state.endOffset = UInt64(entry.end)
+    }
+
+    /// Reads a commit's version and checks it follows `state`'s.
+    private static func readVersion(
+        _ r: inout ByteReader, state: DatabaseState, record recordOffset: Int, path: String
+    ) throws(StorageError) -> Version {
         let version = Version(r.uint64())
         // A compacted file starts with one record holding a whole version, whatever its number.
         let isBase = state.version == .zero && recordOffset == FileHeader.size && version > .zero
@@ -57,53 +126,55 @@ package enum Replay {
                     + "Records are out of sequence; restore the file from a backup.",
                 offset: FileOffset(recordOffset))
         }
-        do throws(StorageError) {
-            while !r.isAtEnd {
-                guard let op = CommitPayload.Op(rawValue: r.uint8()) else {
-                    throw CommitPayload.malformed(path, recordOffset, "operation code")
-                }
-                switch op {
-                case .upsert:
-                    let table = TableID(r.uint32())
-                    let key = ObjectKey(r.int64())
-                    // The table's next key is one past its largest key: the largest key must leave room.
-                    guard key.rawValue < Int64.max else {
-                        throw CommitPayload.malformed(path, recordOffset, "object key")
-                    }
-                    let length = Int(r.uint32())
-                    let start = r.position
-                    let bytes = r.bytes(length)
-                    guard !r.overrun else { throw CommitPayload.malformed(path, recordOffset, "row") }
-                    let location = RowLocation(offset: UInt64(payloadOffset + start), length: UInt32(length))
-                    try state.applyUpsert(
-                        table: table, key: key, location: location, newRow: try RowView(bytes), token: token,
-                        readRow: readRow)
-                case .delete:
-                    let table = TableID(r.uint32())
-                    let key = ObjectKey(r.int64())
-                    guard !r.overrun, let location = state.tables[table]?.rows.value(forKey: key) else {
-                        throw CommitPayload.malformed(path, recordOffset, "delete of a missing object")
-                    }
-                    try state.applyDelete(table: table, key: key, oldRow: try readRow(location), token: token)
-                case .schema:
-                    let (schemaVersion, tables) = try CommitPayload.readSchema(&r, at: recordOffset, path: path)
-                    try validate(tables, path: path, at: recordOffset)
-                    try state.applySchema(tables, version: schemaVersion, token: token, readRow: readRow)
-                case .clear:
-                    let table = TableID(r.uint32())
-                    guard !r.overrun, let rows = state.tables[table]?.rows else {
-                        throw CommitPayload.malformed(path, recordOffset, "clear of a missing table")
-                    }
-                    for (key, location) in rows {
-                        try state.applyDelete(table: table, key: key, oldRow: try readRow(location), token: token)
-                    }
-                }
-            }
-        } catch let error where error.code != .corrupted {
-            throw CommitPayload.malformed(path, recordOffset, "content (\(error.message))")
+        return version
+    }
+
+    /// Applies the operation at `r`. `locate` gives an upsert's row location from the row's position in
+    /// `r`, its length and the reader.
+    private static func applyOp(
+        _ r: inout ByteReader, state: inout DatabaseState, token: MutationToken, record recordOffset: Int,
+        path: String, readRow: (RowLocation) throws(StorageError) -> RowView,
+        locate: (_ start: Int, _ length: Int, _ reader: ByteReader) -> RowLocation
+    ) throws(StorageError) {
+        guard let op = CommitPayload.Op(rawValue: r.uint8()) else {
+            throw CommitPayload.malformed(path, recordOffset, "operation code")
         }
-        state.version = version
-        state.endOffset = UInt64(payloadOffset + payload.count + Record.footerSize)
+        switch op {
+        case .upsert:
+            let table = TableID(r.uint32())
+            let key = ObjectKey(r.int64())
+            // The table's next key is one past its largest key: the largest key must leave room.
+            guard key.rawValue < Int64.max else {
+                throw CommitPayload.malformed(path, recordOffset, "object key")
+            }
+            let length = Int(r.uint32())
+            let start = r.position
+            let bytes = r.bytes(length)
+            guard !r.overrun else { throw CommitPayload.malformed(path, recordOffset, "row") }
+            let location = locate(start, length, r)
+            try state.applyUpsert(
+                table: table, key: key, location: location, newRow: try RowView(bytes), token: token,
+                readRow: readRow)
+        case .delete:
+            let table = TableID(r.uint32())
+            let key = ObjectKey(r.int64())
+            guard !r.overrun, let location = state.tables[table]?.rows.value(forKey: key) else {
+                throw CommitPayload.malformed(path, recordOffset, "delete of a missing object")
+            }
+            try state.applyDelete(table: table, key: key, oldRow: try readRow(location), token: token)
+        case .schema:
+            let (schemaVersion, tables) = try CommitPayload.readSchema(&r, at: recordOffset, path: path)
+            try validate(tables, path: path, at: recordOffset)
+            try state.applySchema(tables, version: schemaVersion, token: token, readRow: readRow)
+        case .clear:
+            let table = TableID(r.uint32())
+            guard !r.overrun, let rows = state.tables[table]?.rows else {
+                throw CommitPayload.malformed(path, recordOffset, "clear of a missing table")
+            }
+            for (key, location) in rows {
+                try state.applyDelete(table: table, key: key, oldRow: try readRow(location), token: token)
+            }
+        }
     }
 
     /// Checks a schema read from a file as a live schema change is checked (``SchemaValidation``), and that

@@ -85,25 +85,37 @@ extension StorageEngine {
         else { return }
         var written: [ObjectIdentifier: WrittenNode] = [:]
         var nodes = ByteWriter(capacity: 1 << 16)
-        let unplaced = state.writeCheckpointNodes(
+        let unplaced = try state.writeCheckpointNodes(
             to: &nodes, store: store, danglingLinks: danglingLinks, written: &written)
-        // The watermark: what a completed sync covered before the encoding (it only grows).
+        // The watermark: what a completed sync covered before the encoding (it only grows). Encrypted, the
+        // record's seal unit needs its offset: it is framed when appended.
+        let cipher = store.cipher
         var nodesRecord: [UInt8] = []
-        nodes.bytes.withUnsafeBytes { Record.frame(kind: .nodes, payload: $0, watermark: synced, into: &nodesRecord) }
+        if cipher == nil {
+            nodes.bytes.withUnsafeBytes {
+                Record.frame(kind: .nodes, payload: $0, watermark: synced, into: &nodesRecord)
+            }
+            nodes = ByteWriter()
+        }
+        let nodesBody = nodes.bytes
         nodes = ByteWriter()
+        let frameNodes = { (start: UInt64) throws(StorageError) -> [UInt8] in
+            guard let cipher else { return nodesRecord }
+            return try EncryptedRecord.frame(
+                kind: .nodes, body: nodesBody, sealingBody: false, watermark: synced, at: start, cipher: cipher)
+        }
 
         // 2. Append the nodes.
         if !holdingWriteLock { await writeLock.lock() }
-        let appended: (start: UInt64, file: OpenFile)
+        let appended: (start: UInt64, file: OpenFile, end: UInt64)
         do throws(StorageError) {
-            appended = try await appendCheckpointNodes(nodesRecord, after: state, store: store)
+            appended = try await appendCheckpointNodes(frameNodes, after: state, store: store)
         } catch {
             if !holdingWriteLock { writeLock.unlock() }
             throw error
         }
         if !holdingWriteLock { writeLock.unlock() }
-        let (start, file) = appended
-        let nodesEnd = start + UInt64(nodesRecord.count)
+        let (start, file, nodesEnd) = appended
         let base = start + UInt64(Record.headerSize + Record.watermarkSize)
         var checkpoint = unplaced.placed(at: base)
         checkpoint.nodesStart = start
@@ -134,8 +146,14 @@ extension StorageEngine {
         guard sameFile else { return }
         checkpoint.recordOffset = recordStart
         var record: [UInt8] = []
-        checkpoint.encoded().withUnsafeBytes {
-            Record.frame(kind: .checkpoint, payload: $0, watermark: nodesEnd, into: &record)
+        if let cipher {
+            record = try EncryptedRecord.frame(
+                kind: .checkpoint, body: checkpoint.encoded(), sealingBody: true, watermark: nodesEnd, at: recordStart,
+                cipher: cipher)
+        } else {
+            checkpoint.encoded().withUnsafeBytes {
+                Record.frame(kind: .checkpoint, payload: $0, watermark: nodesEnd, into: &record)
+            }
         }
         let end = recordStart + UInt64(record.count)
         do throws(StorageError) {
@@ -165,8 +183,8 @@ extension StorageEngine {
     /// Step 2 of ``writeCheckpoint(holdingWriteLock:syncing:)``, under the write lock: appends the nodes
     /// record; returns where, and the file.
     private func appendCheckpointNodes(
-        _ record: [UInt8], after state: DatabaseState, store: NodeStore
-    ) async throws(StorageError) -> (start: UInt64, file: OpenFile) {
+        _ frame: (UInt64) throws(StorageError) -> [UInt8], after state: DatabaseState, store: NodeStore
+    ) async throws(StorageError) -> (start: UInt64, file: OpenFile, end: UInt64) {
         let (file, start, problem, sameStore) = core.withLock { core in
             (
                 core.file, core.appendedEnd,
@@ -178,6 +196,7 @@ extension StorageEngine {
         guard sameStore, state.endOffset <= start else {
             throw StorageError(.ioFailure, "The store at '\(path)' was replaced while a checkpoint was written.")
         }
+        let record = try frame(start)
         let end = start + UInt64(record.count)
         do throws(StorageError) {
             try await appendCheckpointBytes(record, to: file, at: start)
@@ -190,7 +209,7 @@ extension StorageEngine {
             core.appendedEnd = end
             core.reservedEnd = max(core.reservedEnd, end)
         }
-        return (start, file)
+        return (start, file, end)
     }
 
     /// Writes a checkpoint's record: inline when small, on a Dispatch thread when large.
@@ -229,7 +248,7 @@ extension StorageEngine {
     /// - Complexity: O(records after the checkpoint), plus O(zero bytes at the end) (space reserved ahead of
     ///   the records, see ``reserveSpace(in:after:)``).
     static func newestCheckpoint(
-        in file: UnsafeRawBufferPointer, path: String
+        in file: UnsafeRawBufferPointer, path: String, cipher: StoreCipher?
     ) -> (checkpoint: Checkpoint, offset: Int, end: Int)? {
         // The records end within the last 4 bytes after the last non-zero byte: a footer's checksum may
         // end in zero bytes, and zeros reserved ahead of the records (or left by a crash) may follow it.
@@ -240,13 +259,13 @@ extension StorageEngine {
         }
         while last > FileHeader.size && file[last - 1] == 0 { last -= 1 }
         for end in last...min(last + 4, file.count) {
-            if let found = walkBack(file, from: end, path: path) { return found }
+            if let found = walkBack(file, from: end, path: path, cipher: cipher) { return found }
         }
         return nil
     }
 
     private static func walkBack(
-        _ file: UnsafeRawBufferPointer, from end: Int, path: String
+        _ file: UnsafeRawBufferPointer, from end: Int, path: String, cipher: StoreCipher?
     ) -> (checkpoint: Checkpoint, offset: Int, end: Int)? {
         var end = end
         while end - FileHeader.size >= Record.overhead {
@@ -259,16 +278,28 @@ extension StorageEngine {
             else { return nil }
             if header.kind == Record.Kind.checkpoint.rawValue {
                 let payload = file[(start + Record.headerSize)..<(end - Record.footerSize)].rebased
-                guard header.flags == Record.Flags.watermark.rawValue, payload.count >= Record.watermarkSize,
+                let flags: Record.Flags = cipher == nil ? .watermark : [.watermark, .encrypted]
+                guard header.flags == flags.rawValue, payload.count >= Record.watermarkSize,
                     CRC32C.checksum(payload) == header.payloadCRC
                 else { return nil }
                 let watermark = UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self))
-                let body = UnsafeRawBufferPointer(rebasing: payload[Record.watermarkSize...])
+                let decode = { (body: UnsafeRawBufferPointer) throws(StorageError) -> Checkpoint in
+                    try Checkpoint(decoding: body, at: start, path: path)
+                }
+                let decoded: Checkpoint?
+                if let cipher {
+                    let entry = LogScanner.Entry(
+                        offset: start, kind: header.kind, flags: header.flags,
+                        payload: (start + Record.headerSize + Record.watermarkSize)..<(end - Record.footerSize),
+                        watermark: watermark)
+                    decoded = try? EncryptedRecord.withCheckpointBody(
+                        entry, in: file, cipher: cipher, path: path, decode)
+                } else {
+                    decoded = try? decode(UnsafeRawBufferPointer(rebasing: payload[Record.watermarkSize...]))
+                }
                 // It knows where it was written, and its watermark covers its nodes: a file whose bytes moved
                 // (a splice) or whose nodes were not durable has no usable checkpoint.
-                guard let checkpoint = try? Checkpoint(decoding: body, at: start, path: path),
-                    checkpoint.nodesEnd <= watermark
-                else { return nil }
+                guard let checkpoint = decoded, checkpoint.nodesEnd <= watermark else { return nil }
                 return (checkpoint, start, end)
             }
             end = start
@@ -295,7 +326,17 @@ extension StorageEngine {
         }
         if let damage = core.withLock({ $0.nodeStore.damage }) { throw damage }
         let bytes = region.bytes(at: 0, count: Int(end))
+        let cipher = region.cipher
         let outcome = try LogScanner.scan(bytes, from: FileHeader.size, path: path) { (entry) throws(StorageError) in
+            if let cipher, !entry.payloadIsDamaged {
+                // Every unit of an encrypted record authenticates (a node's when the nodes are walked above).
+                let (units, count) = try EncryptedRecord.openSeal(of: entry, in: bytes, cipher: cipher, path: path)
+                if entry.kind != Record.Kind.nodes.rawValue {
+                    try EncryptedRecord.forEachUnit(in: bytes, units, count: count, cipher: cipher, path: path) {
+                        _, _, _ in
+                    }
+                }
+            }
             guard entry.payloadIsDamaged else { return }
             throw StorageError(
                 .corrupted,

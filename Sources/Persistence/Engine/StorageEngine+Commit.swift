@@ -93,7 +93,12 @@ extension StorageEngine {
         if let damage { return .done(.failure(damage)) }
         // The watermark: what a completed sync covers now. The sync thread only raises it, so it never
         // claims a byte that was not durable when this record was written.
-        let record = txn.seal(watermark: synced)
+        let record: WriteTransaction.SealedRecord
+        do throws(StorageError) {
+            record = try txn.seal(watermark: synced)
+        } catch {
+            return .done(.failure(error))
+        }
         do throws(StorageError) {
             try await appendRecord(record.bytes, to: file, at: record.start)
             try remapIfNeeded(for: record.end)
@@ -218,9 +223,9 @@ extension StorageEngine {
 
     /// Maps a larger region when the file outgrows the current one.
     func remapIfNeeded(for end: UInt64) throws(StorageError) {
-        let (file, length) = core.withLock { ($0.file, $0.region.length) }
+        let (file, length, cipher) = core.withLock { ($0.file, $0.region.length, $0.region.cipher) }
         guard end > UInt64(length) else { return }
-        let region = try fs.map(file, length: Self.regionLength(for: end))
+        let region = try fs.map(file, length: Self.regionLength(for: end)).reading(through: cipher)
         core.withLock { core in
             core.region = region
             core.nodeStore.update(region: region, end: 0)

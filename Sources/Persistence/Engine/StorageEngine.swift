@@ -57,6 +57,9 @@ package final class StorageEngine: Sendable {
         /// Whether the engine writes checkpoints at all (at close, after compaction, and by
         /// ``checkpointInterval``). Off, open replays the log; for tests of the log alone.
         package var writesCheckpoints = true
+        /// The 64-byte key of an encrypted store (nil: not encrypted). A new store is created encrypted with
+        /// it; an existing one must have been created with it (see ``StoreCipher``).
+        package var encryptionKey: [UInt8]?
 
         package init(
             path: String?, fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .full,
@@ -286,30 +289,32 @@ package final class StorageEngine: Sendable {
         // file and renames it there, so a link to the store keeps pointing at the live file.
         let path = configuration.path.map { fs.resolvedPath($0) } ?? "/memory/\(UUID().uuidString)/store"
         var report = RecoveryReport()
+        if let key = configuration.encryptionKey {
+            try StoreCipher.checkKeyLength(key.count)
+            try PlatformCrypto.checkAvailable()
+        }
         if !fs.fileExists(path) {
             if configuration.readOnly {
                 throw StorageError(
                     .fileNotFound,
                     "There is no store at '\(path)' to open read-only. Open it writable once to create it.")
             }
-            try createStoreFile(fs, path, header: FileHeader())
+            try createStoreFile(fs, path, header: newHeader(key: configuration.encryptionKey, path: path))
         }
         let (lockFile, file) = try openFiles(fs, path, readOnly: configuration.readOnly, report: &report)
         do throws(StorageError) {
             var size = try fs.size(of: file)
             if size == 0 && !configuration.readOnly {
-                let header = FileHeader().encoded()
+                let header = try newHeader(key: configuration.encryptionKey, path: path).encoded()
                 try fs.writeAll(file, header, at: 0)
                 try fs.sync(file)
                 size = UInt64(FileHeader.size)
             }
-            let region = try fs.map(file, length: regionLength(for: size))
+            let mapped = try fs.map(file, length: regionLength(for: size))
+            let header = try FileHeader(decoding: mapped.bytes(at: 0, count: Int(size)), path: path)
+            let cipher = try cipher(for: header, key: configuration.encryptionKey, path: path)
+            let region = mapped.reading(through: cipher)
             let fileBytes = region.bytes(at: 0, count: Int(size))
-            let header = try FileHeader(decoding: fileBytes, path: path)
-            if header.flags.contains(.encrypted) {
-                throw StorageError(
-                    .wrongKey, "'\(path)' is encrypted, and this version of ActorStore opens unencrypted stores only.")
-            }
             let nodeStore = NodeStore(region: region, end: size, path: path)
             var state = DatabaseState()
             var scanFrom = FileHeader.size
@@ -320,7 +325,7 @@ package final class StorageEngine: Sendable {
             var checkpointHadDanglingLinks = false
             var trustedNodesEnd = 0
             if header.hasCheckpoints, !configuration.ignoresCheckpoints,
-                let found = newestCheckpoint(in: fileBytes, path: path)
+                let found = newestCheckpoint(in: fileBytes, path: path, cipher: cipher)
             {
                 state = DatabaseState(checkpoint: found.checkpoint, store: nodeStore)
                 // The commits after its version: they may lie before the checkpoint record too (a checkpoint
@@ -335,15 +340,21 @@ package final class StorageEngine: Sendable {
             }
             let token = MutationToken.next()
             var lastEntry: LogScanner.Entry?
+            // Encrypted, rows are decrypted into `scratch`, emptied after each record (and the link check).
+            let scratch = ScratchRows()
             let readRow = { (location: RowLocation) throws(StorageError) -> RowView in
-                try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
+                if let cipher {
+                    return try scratch.keep(cipher: cipher, region: region, location: location, path: path)
+                }
+                return try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
             }
             let outcome = try LogScanner.scan(
                 fileBytes, from: scanFrom, path: path, trustedNodesEnd: trustedNodesEnd
             ) { (entry) throws(StorageError) in
                 let kind = Record.Kind(rawValue: entry.kind)
+                let flags = Record.Flags(rawValue: entry.flags)
                 guard kind == .commit || (kind != nil && header.hasCheckpoints),
-                    Record.Flags.known.isSuperset(of: Record.Flags(rawValue: entry.flags))
+                    Record.Flags.known.isSuperset(of: flags)
                 else {
                     throw StorageError(
                         .unsupportedFormat,
@@ -351,27 +362,56 @@ package final class StorageEngine: Sendable {
                             + "it was written by a newer version of ActorStore.",
                         offset: FileOffset(entry.offset))
                 }
+                // An encrypted store's records are all sealed, and only an encrypted store's are.
+                guard flags.contains(.encrypted) == (cipher != nil) else {
+                    throw StorageError(
+                        .corrupted,
+                        "The record at byte \(entry.offset) of '\(path)' is \(cipher == nil ? "" : "not ")encrypted, "
+                            + "unlike the rest of the store: the file was changed by something other than ActorStore. "
+                            + "Restore it from a backup.",
+                        offset: FileOffset(entry.offset))
+                }
                 lastEntry = entry
                 switch kind {
                 case .commit:
-                    let payload = UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload])
-                    try Replay.apply(
-                        commit: payload, at: entry.payload.lowerBound, record: entry.offset, to: &state, token: token,
-                        path: path, readRow: readRow)
-                    touched?.add(payload)
+                    if let cipher {
+                        defer { scratch.empty() }
+                        try Replay.apply(
+                            encrypted: entry, in: fileBytes, cipher: cipher, to: &state, token: token, path: path,
+                            touched: &touched, readRow: readRow)
+                    } else {
+                        let payload = UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload])
+                        try Replay.apply(
+                            commit: payload, at: entry.payload.lowerBound, record: entry.offset, to: &state,
+                            token: token, path: path, readRow: readRow)
+                        touched?.add(payload)
+                    }
                     report.recordsReplayed += 1
                 case .checkpoint:
                     // The newest one seen is remembered, so that the next is written after enough new log
                     // (its version is the first field after the watermark).
-                    guard entry.payload.count >= 8 else { break }
-                    let raw = fileBytes.loadUnaligned(fromByteOffset: entry.payload.lowerBound, as: UInt64.self)
-                    let version = Version(UInt64(littleEndian: raw))
+                    let read = { (body: UnsafeRawBufferPointer) -> Version? in
+                        body.count >= 8 ? Version(UInt64(littleEndian: body.loadUnaligned(as: UInt64.self))) : nil
+                    }
+                    let version =
+                        if let cipher {
+                            try EncryptedRecord.withCheckpointBody(
+                                entry, in: fileBytes, cipher: cipher, path: path, read)
+                        } else {
+                            read(UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload]))
+                        }
+                    guard let version else { break }
                     if version >= (checkpoint?.version ?? .zero) {
                         checkpoint = CheckpointMark(version: version, end: UInt64(entry.end))
                     }
                 case .nodes where entry.payloadIsDamaged:
                     report.damagedNodeRecords += 1
-                case .nodes, nil:
+                case .nodes:
+                    // Its seal binds its kind: a commit relabelled as nodes (to be passed over) is found here.
+                    if let cipher {
+                        _ = try EncryptedRecord.openSeal(of: entry, in: fileBytes, cipher: cipher, path: path)
+                    }
+                case nil:
                     break
                 }
             }
@@ -405,12 +445,49 @@ package final class StorageEngine: Sendable {
             let danglingLinks =
                 touched.map { checkpointHadDanglingLinks || state.hasDanglingLinks(after: $0, readRow: readRow) }
                 ?? state.hasDanglingLinks()
+            scratch.empty()
             return StorageEngine(
                 path: path, configuration: configuration, fs: fs, core: core, mayHaveDanglingLinks: danglingLinks)
         } catch {
             fs.close(file)
             if let lockFile { fs.close(lockFile) }
             throw error
+        }
+    }
+
+    /// The header of a new store: encrypted, with its key check, when `key` is given.
+    static func newHeader(key: [UInt8]?, path: String) throws(StorageError) -> FileHeader {
+        let header = FileHeader()
+        guard let key else { return header }
+        return header.encrypted(
+            by: try StoreCipher(userKey: key, fileID: header.fileID, generation: header.generation, path: path))
+    }
+
+    /// The cipher of a store whose header is `header`, opened with `key`: nil for an unencrypted store
+    /// opened without a key.
+    /// - Throws: `.wrongKey` when the key is not the store's, a key is given for an unencrypted store, or
+    ///   none for an encrypted one. Decides from the header alone: nothing else is read.
+    static func cipher(for header: FileHeader, key: [UInt8]?, path: String) throws(StorageError) -> StoreCipher? {
+        switch (header.flags.contains(.encrypted), key) {
+        case (false, nil):
+            return nil
+        case (false, .some):
+            throw StorageError(
+                .wrongKey,
+                "'\(path)' is not encrypted, but an encryption key was given. Open it without a key, or write an "
+                    + "encrypted copy with writeCopy(toFile:encryptionKey:) and use that.")
+        case (true, nil):
+            throw StorageError(
+                .wrongKey, "'\(path)' is encrypted: open it with the encryption key it was created with.")
+        case (true, .some(let key)):
+            let cipher = try StoreCipher(userKey: key, fileID: header.fileID, generation: header.generation, path: path)
+            guard cipher.keyCheck == header.keyCheck else {
+                throw StorageError(
+                    .wrongKey,
+                    "The encryption key is not the key of '\(path)'. Open it with the key it was created with (a key "
+                        + "cannot be recovered from the file).")
+            }
+            return cipher
         }
     }
 

@@ -50,7 +50,15 @@ package final class WriteTransaction: ReadableStore {
     /// Where the commit body starts in ``buffer``: after the record header and the durability watermark
     /// (filled in at commit).
     static let bodyStart = Record.headerSize + Record.watermarkSize
-    var hasOperations: Bool { buffer.count > Self.bodyStart + 8 }
+    /// The encryption of an encrypted store: each operation of the record is then its own unit (see
+    /// ``EncryptedRecord``), sealed at ``seal(watermark:)``; until then the buffer holds the plaintext.
+    let cipher: StoreCipher?
+    /// The end of the buffer once the version is written: more means the transaction did something.
+    private let emptyCount: Int
+    var hasOperations: Bool { buffer.count > emptyCount }
+    /// Rows of the file decrypted for an operation (encrypted stores): the rows ``DatabaseState`` reads
+    /// through a `readRow` closure must outlive the call. Emptied after each operation.
+    private let scratch = ScratchRows()
 
     init(engine: StorageEngine, base: DatabaseState, recordStart: UInt64, region: MappedRegion) {
         self.engine = engine
@@ -61,9 +69,13 @@ package final class WriteTransaction: ReadableStore {
         self.token = MutationToken.next()
         self.recordStart = recordStart
         self.region = region
+        self.cipher = region.cipher
         self.buffer = RecordBuffer(capacity: 4096)
         buffer.append([UInt8](repeating: 0, count: Self.bodyStart))
+        let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
         buffer.append(state.version.rawValue)
+        EncryptedRecord.endUnit(unit, in: buffer)
+        emptyCount = buffer.count
     }
 
     deinit {
@@ -82,13 +94,28 @@ package final class WriteTransaction: ReadableStore {
     package func withRowBytes<R>(
         at location: RowLocation, _ body: (RowView) throws(StorageError) -> R
     ) throws(StorageError) -> R {
-        try body(try rowView(at: location))
+        if let cipher, location.offset < recordStart {
+            return try EncryptedRecord.withRow(
+                at: location, in: region.bytes(at: 0, count: region.length), cipher: cipher, path: engine.path, body)
+        }
+        return try body(try rowView(at: location))
     }
 
-    /// The row at `location`: in this transaction's record, or in the file. Valid until the next append.
+    /// The row at `location`: in this transaction's record, or in the file. Valid until the next append
+    /// (and, in an encrypted store, until the operation ends: see ``scratch``).
     private func rowView(at location: RowLocation) throws(StorageError) -> RowView {
         if location.offset >= recordStart {
-            return try RowView(buffer.bytes(at: Int(location.offset - recordStart), count: Int(location.length)))
+            let start = Int(location.offset - recordStart)
+            if cipher != nil {
+                // The unit is still plaintext: the row follows the unit's header and the upsert's fields.
+                let skip = StoreCipher.unitHeaderSize + CommitPayload.upsertHeaderSize
+                return try RowView(
+                    buffer.bytes(at: start + skip, count: Int(location.length) - skip - PlatformCrypto.tagSize))
+            }
+            return try RowView(buffer.bytes(at: start, count: Int(location.length)))
+        }
+        if let cipher {
+            return try scratch.keep(cipher: cipher, region: region, location: location, path: engine.path)
         }
         return try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
     }
@@ -140,10 +167,13 @@ package final class WriteTransaction: ReadableStore {
         var writer = ByteWriter()
         CommitPayload.appendSchema(entries, version: version ?? state.schemaVersion, to: &writer)
         let mark = buffer.count
+        let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
         buffer.append(writer.bytes)
+        EncryptedRecord.endUnit(unit, in: buffer)
+        defer { scratch.empty() }
         do throws(StorageError) {
             try state.applySchema(entries, version: version ?? state.schemaVersion, token: token) {
-                (location) throws(StorageError) in try withRowBytes(at: location) { $0 }
+                (location) throws(StorageError) in try rowView(at: location)
             }
         } catch {
             buffer.truncate(to: mark)
@@ -253,9 +283,11 @@ package final class WriteTransaction: ReadableStore {
             changes.tables[link.source, default: TableChanges()].recordModify(link.key, columns)
         }
         let mark = buffer.count
+        let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
         buffer.append(CommitPayload.Op.delete.rawValue)
         buffer.append(tableID.rawValue)
         buffer.append(key.rawValue)
+        EncryptedRecord.endUnit(unit, in: buffer)
         do throws(StorageError) {
             try withRowBytes(at: current) { (old) throws(StorageError) in
                 try state.applyDelete(table: tableID, key: key, oldRow: old, token: token)
@@ -305,15 +337,22 @@ package final class WriteTransaction: ReadableStore {
         let state: DatabaseState
     }
 
-    /// Completes the record in ``buffer``: the durability watermark, then the header and footer around the
-    /// payload (see ``Record``). Called once, by the engine, right before it appends the record.
-    func seal(watermark: UInt64) -> SealedRecord {
+    /// Completes the record in ``buffer``: the durability watermark, then (encrypted) the units sealed and
+    /// the record's seal unit, then the header and footer around the payload (see ``Record``). Called
+    /// once, by the engine, right before it appends the record.
+    /// - Throws: what the platform's cryptography throws (encrypted stores; nothing was written).
+    func seal(watermark: UInt64) throws(StorageError) -> SealedRecord {
         buffer.store(watermark, at: Record.headerSize)
+        if let cipher {
+            try EncryptedRecord.sealUnits(
+                in: buffer, from: Self.bodyStart, recordStart: recordStart, kind: .commit, cipher: cipher)
+        }
         let payloadLength = buffer.count - Record.headerSize
         let payloadCRC = CRC32C.checksum(buffer.bytes(at: Record.headerSize, count: payloadLength))
         buffer.append(Record.footer(length: UInt64(payloadLength), payloadCRC: payloadCRC))
         let header = Record.header(
-            kind: .commit, flags: .watermark, length: UInt64(payloadLength), payloadCRC: payloadCRC)
+            kind: .commit, flags: cipher == nil ? .watermark : [.watermark, .encrypted], length: UInt64(payloadLength),
+            payloadCRC: payloadCRC)
         for (i, byte) in header.enumerated() { buffer.store(byte, at: i) }
         var sealed = state
         sealed.endOffset = recordStart + UInt64(buffer.count)
@@ -377,6 +416,7 @@ package final class WriteTransaction: ReadableStore {
         _ tableID: TableID, _ key: ObjectKey, _ row: [Value], _ types: [ColumnType]
     ) throws(StorageError) {
         let mark = buffer.count
+        let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
         buffer.append(CommitPayload.Op.upsert.rawValue)
         buffer.append(tableID.rawValue)
         buffer.append(key.rawValue)
@@ -387,14 +427,21 @@ package final class WriteTransaction: ReadableStore {
         let length = RowEncoder.encode(row, types: types, into: buffer)
         // Callers check the size first (``RowEncoder/checkRowSize(dataSize:columnCount:)``); never trap if one
         // did not.
-        guard let storedLength = UInt32(exactly: length) else {
+        guard let storedLength = UInt32(exactly: length),
+            cipher == nil || length <= Int(UInt32.max) - StoreCipher.unitOverhead - CommitPayload.upsertHeaderSize
+        else {
             buffer.truncate(to: mark)
             throw StorageError(
                 .limitExceeded,
                 "The object takes \(length) bytes stored; the limit is \(RowFormat.maxRowBytes) bytes per object.")
         }
         buffer.store(storedLength, at: lengthOffset)
-        let location = RowLocation(offset: recordStart + UInt64(rowStart), length: storedLength)
+        EncryptedRecord.endUnit(unit, in: buffer)
+        // Encrypted, a row's location is its whole unit: readers open the unit, then skip the upsert's fields.
+        let location =
+            unit.map { RowLocation(offset: recordStart + UInt64($0), length: UInt32(buffer.count - $0)) }
+            ?? RowLocation(offset: recordStart + UInt64(rowStart), length: storedLength)
+        defer { scratch.empty() }
         do throws(StorageError) {
             let newRow = try RowView(buffer.bytes(at: rowStart, count: length))
             try state.applyUpsert(table: tableID, key: key, location: location, newRow: newRow, token: token) {

@@ -34,6 +34,15 @@ package enum BTreeNodeFormat {
     package static let relative: UInt64 = 1 << 63
     package static let leafKind: UInt8 = 1
     package static let internalKind: UInt8 = 2
+
+    /// In an encrypted store, a node's body is a sealed unit (``StoreCipher``) whose associated data holds,
+    /// besides the unit's offset (given as 0: nodes are encoded before their place is known), the node's
+    /// position and its header's kind, count and body length.
+    static func sealContext(position: UInt64, header: UnsafeRawBufferPointer) -> [UInt8] {
+        var context = withUnsafeBytes(of: position.littleEndian) { Array($0) }
+        context.append(contentsOf: header.prefix(8))
+        return context
+    }
 }
 
 /// Where a store's checkpoint nodes are read from: the engine's current file mapping and the end of the
@@ -46,6 +55,8 @@ package final class NodeStore: Sendable {
         var damage: StorageError?
     }
     private let state: Mutex<State>
+    /// An encrypted store's cipher: node bodies are then sealed units (see ``BTreeNodeFormat``).
+    package let cipher: StoreCipher?
     /// Nodes loaded from the file, and their bytes (statistics).
     private let loads = Atomic<Int>(0)
     private let loadedBytes = Atomic<Int>(0)
@@ -55,6 +66,7 @@ package final class NodeStore: Sendable {
 
     package init(region: MappedRegion, end: UInt64, path: String) {
         state = Mutex(State(region: region, end: end, damage: nil))
+        cipher = region.cipher
         self.path = path
     }
 
@@ -133,10 +145,24 @@ package final class NodeStore: Sendable {
             position <= offset - UInt64(FileHeader.size)
         else { return damaged("its header is not a node's") }
         let bytes = region.bytes(at: Int(offset + headerSize), count: Int(length))
-        guard Self.checksum(region.bytes(at: Int(offset), count: BTreeNodeFormat.headerSize), bytes) == crc else {
+        let headerBytes = region.bytes(at: Int(offset), count: BTreeNodeFormat.headerSize)
+        guard Self.checksum(headerBytes, bytes) == crc else {
             return damaged("checksum mismatch")
         }
-        guard let result = body(kind, count, offset - position, bytes) else {
+        let decoded: R?
+        if let cipher {
+            // The body is a unit bound to the node's position and the header's kind, count and length.
+            guard let size = StoreCipher.unitSize(at: bytes), size == bytes.count,
+                let opened = try? cipher.withOpenedUnit(
+                    in: bytes, at: 0, path: path, what: "index node",
+                    context: BTreeNodeFormat.sealContext(position: position, header: headerBytes),
+                    { (plain) throws(StorageError) in body(kind, count, offset - position, plain) })
+            else { return damaged("it does not authenticate") }
+            decoded = opened
+        } else {
+            decoded = body(kind, count, offset - position, bytes)
+        }
+        guard let result = decoded else {
             return damaged("its entries cannot be read")
         }
         loads.add(1, ordering: .relaxed)
@@ -313,7 +339,9 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
     static func makeDecoder() -> NodeDecoder {
         NodeDecoder { kind, count, base, body, source in
             var reader = ByteReader(body)
-            let ownBytes = UInt64(BTreeNodeFormat.headerSize + body.count)
+            // Its size in the file: an encrypted node's body is a unit, `body` the plaintext.
+            let sealed = source.store.cipher == nil ? 0 : StoreCipher.unitOverhead
+            let ownBytes = UInt64(BTreeNodeFormat.headerSize + body.count + sealed)
             if kind == BTreeNodeFormat.leafKind {
                 guard count == source.entries, ownBytes == source.bytes else { return nil }
                 let node = Node.make(isLeaf: true, owner: 0)
@@ -402,21 +430,22 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
     /// - Complexity: O(nodes changed since the last checkpoint).
     func writeNodes(
         to out: inout ByteWriter, store: NodeStore, written: inout [ObjectIdentifier: WrittenNode]
-    ) -> (reference: UInt64, bytes: UInt64)? {
+    ) throws(StorageError) -> (reference: UInt64, bytes: UInt64)? {
         guard let root else { return nil }
-        return Self.write(root, to: &out, store: store, written: &written)
+        return try Self.write(root, to: &out, store: store, written: &written)
     }
 
     private static func write(
         _ node: Node, to out: inout ByteWriter, store: NodeStore, written: inout [ObjectIdentifier: WrittenNode]
-    ) -> (reference: UInt64, bytes: UInt64) {
+    ) throws(StorageError) -> (reference: UInt64, bytes: UInt64) {
         if let source = node.stubSource {
             let (offset, bytes, inFile) = Unmanaged<NodeSource>.fromOpaque(source.toOpaque())
                 ._withUnsafeGuaranteedRef { ($0.offset, $0.bytes, $0.store === store) }
             if inFile { return (offset, bytes) }
-            return write(resolved(node), to: &out, store: store, written: &written)
+            return try write(resolved(node), to: &out, store: store, written: &written)
         }
         var body = ByteWriter(capacity: 4096)
+        if store.cipher != nil { body.append([UInt8](repeating: 0, count: StoreCipher.unitHeaderSize)) }
         var subtreeBytes: UInt64 = 0
         if node.isLeaf {
             for index in 0..<node.count { node.keys[index].encode(to: &body) }
@@ -425,7 +454,7 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
             var children: [(reference: UInt64, bytes: UInt64)] = []
             children.reserveCapacity(node.count)
             for index in 0..<node.count {
-                children.append(write(node.children[index], to: &out, store: store, written: &written))
+                children.append(try write(node.children[index], to: &out, store: store, written: &written))
             }
             for child in children { body.append(child.reference) }
             for index in 0..<node.count { body.append(UInt64(node.subtreeCounts[index])) }
@@ -436,6 +465,7 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
             for index in 0..<(node.count - 1) { node.keys[index].encode(to: &body) }
         }
         let position = UInt64(out.count)
+        if store.cipher != nil { body.append([UInt8](repeating: 0, count: PlatformCrypto.tagSize)) }
         var header = ByteWriter(capacity: BTreeNodeFormat.headerSize)
         header.append(node.isLeaf ? BTreeNodeFormat.leafKind : BTreeNodeFormat.internalKind)
         header.append(UInt8(0))
@@ -443,6 +473,16 @@ extension PersistentBTree where Key: NodeCodable, Value: NodeCodable {
         header.append(UInt32(body.count))
         header.append(UInt32(0))
         header.append(position)
+        if let cipher = store.cipher {
+            let context = header.bytes.withUnsafeBytes {
+                BTreeNodeFormat.sealContext(position: position, header: $0)
+            }
+            var failure: StorageError?
+            body.bytes.withUnsafeMutableBytes { unit in
+                do throws(StorageError) { try cipher.seal(unit, at: 0, context: context) } catch { failure = error }
+            }
+            if let failure { throw failure }
+        }
         let crc = header.bytes.withUnsafeBytes { header in
             body.bytes.withUnsafeBytes { NodeStore.checksum(header, $0) }
         }

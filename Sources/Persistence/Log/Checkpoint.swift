@@ -245,24 +245,28 @@ extension DatabaseState {
     package func writeCheckpointNodes(
         to out: inout ByteWriter, store: NodeStore, danglingLinks: Bool,
         written: inout [ObjectIdentifier: WrittenNode]
-    ) -> Checkpoint {
-        func root<K: NodeCodable, V: NodeCodable>(_ tree: PersistentBTree<K, V>) -> Checkpoint.TreeRoot {
-            guard let root = tree.writeNodes(to: &out, store: store, written: &written) else { return .empty }
+    ) throws(StorageError) -> Checkpoint {
+        func root<K: NodeCodable, V: NodeCodable>(
+            _ tree: PersistentBTree<K, V>
+        ) throws(StorageError)
+            -> Checkpoint.TreeRoot
+        {
+            guard let root = try tree.writeNodes(to: &out, store: store, written: &written) else { return .empty }
             return Checkpoint.TreeRoot(offset: root.reference, count: tree.count, bytes: root.bytes)
         }
         var tables: [Checkpoint.Table] = []
         for table in orderedTables {
             var indexes: [Int: Checkpoint.TreeRoot] = [:]
-            for column in table.indexes.keys.sorted() { indexes[column] = root(table.indexes[column]!) }
+            for column in table.indexes.keys.sorted() { indexes[column] = try root(table.indexes[column]!) }
             tables.append(
                 Checkpoint.Table(
                     entry: CommitPayload.TableEntry(id: table.id, schema: table.schema, nextKey: table.nextKey),
-                    rows: root(table.rows), integerKeys: root(table.primaryIndex.integers),
-                    otherKeys: root(table.primaryIndex.others), indexes: indexes))
+                    rows: try root(table.rows), integerKeys: try root(table.primaryIndex.integers),
+                    otherKeys: try root(table.primaryIndex.others), indexes: indexes))
         }
         return Checkpoint(
             version: version, schemaVersion: schemaVersion, replayFrom: endOffset, nodesStart: 0, nodesEnd: 0,
-            recordOffset: 0, liveBytes: liveBytes, danglingLinks: danglingLinks, backlinks: root(backlinks),
+            recordOffset: 0, liveBytes: liveBytes, danglingLinks: danglingLinks, backlinks: try root(backlinks),
             tables: tables)
     }
 

@@ -7,10 +7,12 @@ import Foundation
 ///  ------  ----  -----------------------------------------------------------------
 ///       0     8  magic "ACTSTORE"
 ///       8     4  format version (UInt32 LE) — this engine writes 2 and reads 1 and 2 (see below)
-///      12     4  flags (UInt32 LE) — bit 0: record payloads are encrypted (reserved)
+///      12     4  flags (UInt32 LE) — bit 0: the records are encrypted (see ``EncryptedRecord``)
 ///      16    16  file id (UUID bytes) — identity of the store; kept by compaction
 ///      32     8  generation (UInt64 LE) — 0 when created, +1 per compaction
-///      40    20  reserved, zero
+///      40     1  encryption scheme (encrypted files: 1 = AES-256-GCM units, HKDF-SHA-256 keys; else 0)
+///      41     3  reserved, zero
+///      44    16  key check (encrypted files: derived from the key, file id and generation; else zero)
 ///      60     4  CRC-32C of bytes 0..<60 (UInt32 LE)
 /// ```
 /// A store file is only ever created complete: the header is written to a temporary file, synced, and
@@ -32,7 +34,7 @@ package struct FileHeader: Hashable, Sendable {
     package struct Flags: OptionSet, Hashable, Sendable {
         package let rawValue: UInt32
         package init(rawValue: UInt32) { self.rawValue = rawValue }
-        /// Payloads pass through the encryption transform (reserved for the encryption issue).
+        /// The records are encrypted (see ``EncryptedRecord`` and ``StoreCipher``).
         package static let encrypted = Flags(rawValue: 1 << 0)
         package static let known: Flags = [.encrypted]
     }
@@ -41,6 +43,8 @@ package struct FileHeader: Hashable, Sendable {
     package var flags: Flags
     package var fileID: UUID
     package var generation: UInt64
+    /// An encrypted file's key check value (see ``StoreCipher/keyCheck``); 16 zero bytes otherwise.
+    package var keyCheck: [UInt8] = Array(repeating: 0, count: 16)
 
     package init(
         formatVersion: UInt32 = FileHeader.currentFormatVersion, flags: Flags = [], fileID: UUID = UUID(),
@@ -52,6 +56,20 @@ package struct FileHeader: Hashable, Sendable {
         self.generation = generation
     }
 
+    /// This header made for `cipher` (a new file's, or a compacted one's): marked encrypted, with the
+    /// cipher's key check; or unencrypted when `cipher` is nil.
+    package func encrypted(by cipher: StoreCipher?) -> FileHeader {
+        var header = self
+        if let cipher {
+            header.flags.insert(.encrypted)
+            header.keyCheck = cipher.keyCheck
+        } else {
+            header.flags.remove(.encrypted)
+            header.keyCheck = Array(repeating: 0, count: 16)
+        }
+        return header
+    }
+
     package func encoded() -> [UInt8] {
         var bytes = ByteWriter(capacity: Self.size)
         bytes.append(Self.magic)
@@ -59,7 +77,9 @@ package struct FileHeader: Hashable, Sendable {
         bytes.append(flags.rawValue)
         withUnsafeBytes(of: fileID.uuid) { bytes.append($0) }
         bytes.append(generation)
-        bytes.append([UInt8](repeating: 0, count: 20))
+        bytes.append(flags.contains(.encrypted) ? StoreCipher.scheme : 0)
+        bytes.append([UInt8](repeating: 0, count: 3))
+        bytes.append(keyCheck.count == 16 ? keyCheck : [UInt8](repeating: 0, count: 16))
         let crc = CRC32C.checksum(bytes.bytes)
         bytes.append(crc)
         return bytes.bytes
@@ -88,6 +108,9 @@ package struct FileHeader: Hashable, Sendable {
         fileID = UUID(uuid: uuid)
         reader.skip(16)
         generation = reader.uint64()
+        let scheme = reader.uint8()
+        reader.skip(3)
+        keyCheck = Array(raw[44..<60])
         guard (Self.oldestFormatVersion...Self.currentFormatVersion).contains(formatVersion) else {
             throw StorageError(
                 .unsupportedFormat,
@@ -100,6 +123,12 @@ package struct FileHeader: Hashable, Sendable {
                 .unsupportedFormat,
                 "'\(path)' uses file features this version of ActorStore does not know "
                     + "(flags 0x\(String(flags.rawValue, radix: 16))).")
+        }
+        guard scheme == (flags.contains(.encrypted) ? StoreCipher.scheme : 0) else {
+            throw StorageError(
+                .unsupportedFormat,
+                "'\(path)' is encrypted with scheme \(scheme), which this version of ActorStore does not know. Open it "
+                    + "with a newer version of ActorStore.")
         }
     }
 }

@@ -6,7 +6,7 @@
 ///  header
 ///   +0   4  magic 0x31_52_53_41 ("ASR1")
 ///   +4   1  kind            (Record.Kind: 1 = commit; format 2: 2 = nodes, 3 = checkpoint)
-///   +5   1  flags           (bit 0: payload transformed by the encryption hook — reserved;
+///   +5   1  flags           (bit 0: the payload is sealed, see ``EncryptedRecord``;
 ///                            bit 1: the payload starts with a durability watermark)
 ///   +6   2  reserved, zero
 ///   +8   8  length          (UInt64 LE, payload bytes)
@@ -31,10 +31,9 @@
 /// (files written before the watermark existed) vouch for nothing. The commit body (``CommitPayload``)
 /// follows the watermark; ``LogScanner/Entry/payload`` is the body's range.
 ///
-/// All integers are little-endian. The header's flags byte (like the file header's `encrypted` flag) is
-/// reserved for encryption: rows are read in place from the file mapping, so an encrypted store will
-/// need a read path that decrypts a record before its rows are read. Until then a record with any flag
-/// set is refused at open (`unsupportedFormat`) rather than misread.
+/// All integers are little-endian. A record of an encrypted store (``FileHeader/Flags/encrypted``) has flag
+/// bit 0 and a sealed payload after its watermark (see ``EncryptedRecord``); its framing (header, footer,
+/// watermark) is the same, so recovery works on it without the key.
 package enum Record {
     package static let headerSize = 24
     package static let footerSize = 16
@@ -52,8 +51,10 @@ package enum Record {
         package init(rawValue: UInt8) { self.rawValue = rawValue }
         /// The payload starts with the durability watermark (see the type's documentation).
         package static let watermark = Flags(rawValue: 1 << 1)
+        /// The payload after the watermark is sealed (an encrypted store's records, and only theirs).
+        package static let encrypted = Flags(rawValue: 1 << 0)
         /// The flags this version of ActorStore reads.
-        package static let known: Flags = [.watermark]
+        package static let known: Flags = [.watermark, .encrypted]
     }
 
     /// What a record holds. Raw values are part of the file format.

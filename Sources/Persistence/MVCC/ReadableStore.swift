@@ -136,6 +136,10 @@ package struct Snapshot: ReadableStore, Sendable {
     package static func withRowBytes<R>(
         in region: MappedRegion, at location: RowLocation, _ body: (RowView) throws(StorageError) -> R
     ) throws(StorageError) -> R {
+        if let cipher = region.cipher {
+            return try EncryptedRecord.withRow(
+                at: location, in: region.bytes(at: 0, count: region.length), cipher: cipher, path: cipher.path, body)
+        }
         guard Int(location.offset) + Int(location.length) <= region.length else {
             throw StorageError(.corrupted, "A row location lies outside the mapped file.")
         }

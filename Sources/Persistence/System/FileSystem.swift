@@ -98,12 +98,24 @@ package final class MappedRegion: Sendable {
     // offsets no published snapshot reads yet: the engine publishes a location only after writing it.
     nonisolated(unsafe) package let base: UnsafeRawPointer
     package let length: Int
+    /// The encryption of the file's records, for an encrypted store: rows and nodes in the region are
+    /// sealed units that readers open (see ``StoreCipher``).
+    package let cipher: StoreCipher?
     private let release: @Sendable () -> Void
 
-    package init(base: UnsafeRawPointer, length: Int, release: @escaping @Sendable () -> Void) {
+    package init(
+        base: UnsafeRawPointer, length: Int, cipher: StoreCipher? = nil, release: @escaping @Sendable () -> Void
+    ) {
         self.base = base
         self.length = length
+        self.cipher = cipher
         self.release = release
+    }
+
+    /// The same bytes, read through `cipher`; this region stays mapped while the new one lives.
+    package func reading(through cipher: StoreCipher?) -> MappedRegion {
+        guard let cipher else { return self }
+        return MappedRegion(base: base, length: length, cipher: cipher) { withExtendedLifetime(self) {} }
     }
 
     deinit { release() }

@@ -88,6 +88,7 @@ enum Fixtures {
 
 /// Opens an engine on a memory file system that tracks durability. Its durable commits reserve 4 KiB of
 /// zeros ahead, not 1 MiB: the same code paths, without copying a megabyte per crash image.
+/// The store's key is ``StorageKind/current``'s: suites that run over plain and encrypted storage set it.
 func memoryEngine(
     _ fs: any FileSystem, path: String = "/db/test.store", durability: StorageEngine.Durability = .full,
     autoCompaction: StorageEngine.AutoCompaction? = nil, reservedSpace: Int = 4096, checkpoints: Bool = true
@@ -96,7 +97,28 @@ func memoryEngine(
         path: path, fileSystem: fs, durability: durability, autoCompaction: autoCompaction)
     configuration.reservedSpace = reservedSpace
     configuration.writesCheckpoints = checkpoints
+    configuration.encryptionKey = StorageKind.current.key
     return try await StorageEngine.open(configuration)
+}
+
+/// Plain or encrypted storage: suites run over both with `@Test(arguments: StorageKind.allCases)` and
+/// ``run(_:)``, and every engine ``memoryEngine(_:path:durability:autoCompaction:reservedSpace:checkpoints:)``
+/// opens meanwhile uses the kind's key.
+enum StorageKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case plain, encrypted
+
+    /// A fixed 64-byte test key.
+    static let testKey: [UInt8] = (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+
+    @TaskLocal static var current: StorageKind = .plain
+
+    var key: [UInt8]? { self == .encrypted ? Self.testKey : nil }
+    var testDescription: String { rawValue }
+
+    /// Runs `body` with this kind as ``current``.
+    func run<R>(_ body: () async throws -> R) async rethrows -> R {
+        try await Self.$current.withValue(self) { try await body() }
+    }
 }
 
 extension ReadableStore {

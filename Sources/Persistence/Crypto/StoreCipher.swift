@@ -1,0 +1,171 @@
+import Foundation
+import Synchronization
+
+/// The encryption of one store file (one generation of it): AES-256-GCM under a key derived from the
+/// user's 64-byte key, applied to *units* inside records (see ``Record`` and the FileFormat article).
+///
+/// ```text
+///  unit := length: u32 (nonce + ciphertext + tag) | nonce: 12 | ciphertext | tag: 16
+///  nonce := session: 8 random bytes | counter: u32 (LE)
+///  aad   := the unit's file offset: u64 | context (a record's seal unit: the record's offset and header)
+/// ```
+/// **Keys.** The file key is HKDF-SHA-256(secret: the user's key, salt: file id ‖ generation, info:
+/// "ActorStore v1 record key"); the header holds a 16-byte check value derived the same way (info
+/// "ActorStore v1 key check") so a wrong key is told at open without decrypting anything. Compaction writes
+/// a new generation, so it rotates the file key.
+///
+/// **Nonces are never reused under one key.** A key belongs to one generation of one file. Each engine
+/// that writes it (each open) draws a fresh random 8-byte session and counts units from 0; after 2^32
+/// units it draws a new session. Within a session the counter makes nonces distinct; across sessions
+/// (reopens, a torn tail truncated and written again, a crash) two sessions collide with probability
+/// about n²/2^65 for n sessions. Bytes once sealed are never sealed again in place: a record is written
+/// once, and a rewrite after a crash is a new record with new nonces.
+package final class StoreCipher: Sendable {
+    /// Size of the user's key, as Realm's `encryptionKey`.
+    package static let userKeySize = 64
+    /// Bytes a unit adds to its plaintext: length, nonce and tag.
+    package static let unitOverhead = 4 + PlatformCrypto.nonceSize + PlatformCrypto.tagSize
+    /// Bytes of a unit's header: its length and nonce.
+    package static let unitHeaderSize = 4 + PlatformCrypto.nonceSize
+    /// Plaintext of a record's seal unit: the number of units before it (u64).
+    package static let sealUnitSize = unitOverhead + 8
+    /// The scheme written in the file header.
+    package static let scheme: UInt8 = 1
+
+    private let key: AESGCMKey
+    /// The header's key check value for this key, file and generation.
+    package let keyCheck: [UInt8]
+    private let nonces = Mutex<(session: UInt64, counter: UInt32)>((.random(in: .min ... .max), 0))
+
+    /// - Throws: `.invalidValue` for a key that is not 64 bytes; `.unsupportedFormat` when the platform's
+    ///   cryptography is missing.
+    /// The store's path, for error messages.
+    package let path: String
+
+    package init(userKey: [UInt8], fileID: UUID, generation: UInt64, path: String) throws(StorageError) {
+        try Self.checkKeyLength(userKey.count)
+        self.path = path
+        var salt = withUnsafeBytes(of: fileID.uuid) { Array($0) }
+        withUnsafeBytes(of: generation.littleEndian) { salt.append(contentsOf: $0) }
+        let fileKey = try PlatformCrypto.hkdf(
+            secret: userKey, salt: salt, info: Array("ActorStore v1 record key".utf8))
+        keyCheck = try PlatformCrypto.hkdf(
+            secret: userKey, salt: salt, info: Array("ActorStore v1 key check".utf8), length: 16)
+        key = try AESGCMKey(fileKey)
+    }
+
+    package static func checkKeyLength(_ count: Int) throws(StorageError) {
+        guard count == userKeySize else {
+            throw StorageError(
+                .invalidValue,
+                "An encryption key must be \(userKeySize) bytes; this one is \(count). Generate \(userKeySize) random "
+                    + "bytes once, keep them in the Keychain or your secret store, and pass the same bytes every time.")
+        }
+    }
+
+    /// The next nonce of this session.
+    private func nextNonce() -> (UInt64, UInt32) {
+        nonces.withLock { state in
+            if state.counter == .max { state = (.random(in: .min ... .max), 0) }
+            defer { state.counter += 1 }
+            return (state.session, state.counter)
+        }
+    }
+
+    /// Seals the unit that fills `unit` in place: its plaintext is at
+    /// `unit[unitHeaderSize ..< unit.count - tagSize]`; the length, nonce and tag are written around it.
+    /// `offset` is where the unit lies in the file; `context` is more associated data (a seal unit's).
+    package func seal(
+        _ unit: UnsafeMutableRawBufferPointer, at offset: UInt64, context: [UInt8]? = nil
+    ) throws(StorageError) {
+        precondition(unit.count >= Self.unitOverhead && unit.count - 4 <= Int(UInt32.max))
+        unit.storeBytes(of: UInt32(unit.count - 4).littleEndian, toByteOffset: 0, as: UInt32.self)
+        let (session, counter) = nextNonce()
+        unit.storeBytes(of: session.littleEndian, toByteOffset: 4, as: UInt64.self)
+        unit.storeBytes(of: counter.littleEndian, toByteOffset: 12, as: UInt32.self)
+        let textEnd = unit.count - PlatformCrypto.tagSize
+        try Self.withAAD(offset, context) { (aad) throws(StorageError) in
+            try key.seal(
+                UnsafeMutableRawBufferPointer(rebasing: unit[Self.unitHeaderSize..<textEnd]),
+                nonce: UnsafeRawBufferPointer(rebasing: unit[4..<Self.unitHeaderSize]), aad: aad,
+                tag: UnsafeMutableRawBufferPointer(rebasing: unit[textEnd...]))
+        }
+    }
+
+    /// The length of the unit starting at `bytes` (its whole size, length field included), if `bytes`
+    /// holds at least a unit's framing and the whole unit.
+    package static func unitSize(at bytes: UnsafeRawBufferPointer) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)))
+        guard length >= unitOverhead - 4, length <= bytes.count - 4 else { return nil }
+        return length + 4
+    }
+
+    /// Opens the unit `unit` (exactly one whole unit, as in the file at `offset`) into `plaintext`, which
+    /// holds `unit.count - unitOverhead` bytes. False when it does not authenticate.
+    package func open(
+        _ unit: UnsafeRawBufferPointer, at offset: UInt64, into plaintext: UnsafeMutableRawBufferPointer,
+        context: [UInt8]? = nil
+    ) throws(StorageError) -> Bool {
+        let textEnd = unit.count - PlatformCrypto.tagSize
+        precondition(unit.count >= Self.unitOverhead && plaintext.count == unit.count - Self.unitOverhead)
+        plaintext.copyMemory(from: UnsafeRawBufferPointer(rebasing: unit[Self.unitHeaderSize..<textEnd]))
+        return try Self.withAAD(offset, context) { (aad) throws(StorageError) in
+            try key.open(
+                plaintext, nonce: UnsafeRawBufferPointer(rebasing: unit[4..<Self.unitHeaderSize]), aad: aad,
+                tag: UnsafeRawBufferPointer(rebasing: unit[textEnd...]))
+        }
+    }
+
+    /// Calls `body` with the plaintext of the unit at `offset` in `region`; `.corrupted` naming the offset
+    /// when the unit does not lie in the region or does not authenticate. The plaintext is valid during
+    /// the call only.
+    /// `size`, when given, is the unit's size as its reference says (a row location's length).
+    package func withOpenedUnit<R>(
+        in bytes: UnsafeRawBufferPointer, at offset: UInt64, size expected: Int? = nil, path: String, what: String,
+        context: [UInt8]? = nil, _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        guard let start = Int(exactly: offset), start <= bytes.count,
+            let size = Self.unitSize(at: UnsafeRawBufferPointer(rebasing: bytes[start...])),
+            expected == nil || expected == size
+        else { throw Self.damaged(path, offset, what, "its length runs past its record") }
+        let unit = UnsafeRawBufferPointer(rebasing: bytes[start..<start + size])
+        return try withUnsafeTemporaryAllocation(byteCount: max(size - Self.unitOverhead, 1), alignment: 16) {
+            (raw) throws(StorageError) -> R in
+            let plaintext = UnsafeMutableRawBufferPointer(rebasing: raw[0..<(size - Self.unitOverhead)])
+            guard try open(unit, at: offset, into: plaintext, context: context) else {
+                throw Self.damaged(path, offset, what, "it does not authenticate")
+            }
+            return try body(UnsafeRawBufferPointer(plaintext))
+        }
+    }
+
+    package static func damaged(_ path: String, _ offset: UInt64, _ what: String, _ why: String) -> StorageError {
+        StorageError(
+            .corrupted,
+            "The encrypted \(what) at byte \(offset) of '\(path)' is damaged (\(why)): the file was changed or damaged "
+                + "on disk. Restore it from a backup.",
+            offset: FileOffset(offset))
+    }
+
+    private static func withAAD<R>(
+        _ offset: UInt64, _ context: [UInt8]?, _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        let count = 8 + (context?.count ?? 0)
+        return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { (raw) throws(StorageError) -> R in
+            raw.storeBytes(of: offset.littleEndian, toByteOffset: 0, as: UInt64.self)
+            if let context, context.count > 0 {
+                context.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[8...]).copyMemory(from: $0) }
+            }
+            return try body(UnsafeRawBufferPointer(raw))
+        }
+    }
+
+    /// A record's seal unit's associated data besides its offset: the record's offset and its header's first
+    /// 16 bytes (magic, kind, flags, length). Binds the header, the record's place and its unit count.
+    package static func sealContext(recordStart: UInt64, header: [UInt8]) -> [UInt8] {
+        var context = withUnsafeBytes(of: recordStart.littleEndian) { Array($0) }
+        context.append(contentsOf: header.prefix(16))
+        return context
+    }
+}
