@@ -103,6 +103,22 @@ extension Realm {
         /// them again.
         public var verifiesWholeFileAtOpen = false
 
+        /// The 64-byte key that encrypts the realm file (default nil: not encrypted), as Realm's
+        /// `encryptionKey`.
+        ///
+        /// A new file is created encrypted with it; an existing file opens only with the key it was created
+        /// with. Every record of the file is encrypted and authenticated (AES-256-GCM, with keys derived for
+        /// each compaction of the file): see <doc:Encryption> for the scheme, what it protects and how to keep
+        /// the key. Reads decrypt one object at a time.
+        ///
+        /// - Important: The key cannot be recovered from the file. Generate it once
+        ///   (`SystemRandomNumberGenerator`, 64 bytes), keep it in the Keychain (Apple platforms) or your secret
+        ///   store, and pass the same bytes every time. Opening with another key, with a key for a file that is
+        ///   not encrypted, or without the key of an encrypted file throws `RealmError.wrongKey` at once (the
+        ///   file's header holds a check value); a key that is not 64 bytes throws `.invalidValue`. To encrypt,
+        ///   decrypt or change the key of a file, use ``Realm/writeCopy(toFile:encryptionKey:)``.
+        public var encryptionKey: Data?
+
         /// When automatic compaction starts (tests and the crash oracle's child lower the 16 MB minimum).
         package var automaticCompactionTrigger = StorageEngine.AutoCompaction()
 
@@ -153,10 +169,14 @@ extension Realm {
 
         /// The registry key and engine configuration.
         func engineConfiguration() throws(RealmError) -> (String, StorageEngine.Configuration) {
+            if let key = encryptionKey {
+                do throws(StorageError) { try StoreCipher.checkKeyLength(key.count) } catch { throw RealmError(error) }
+            }
             if let identifier = inMemoryIdentifier {
                 var configuration = StorageEngine.Configuration.inMemory()
                 configuration.durability = .none
                 configuration.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions.map { Int(clamping: $0) }
+                configuration.encryptionKey = encryptionKey.map { [UInt8]($0) }
                 return ("memory:" + identifier, configuration)
             }
             guard let url = fileURL, url.isFileURL else {
@@ -179,6 +199,7 @@ extension Realm {
                 maximumNumberOfActiveVersions: maximumNumberOfActiveVersions.map { Int(clamping: $0) })
             configuration.nodeCacheLimit = max(indexCacheLimit, 0)
             configuration.ignoresCheckpoints = verifiesWholeFileAtOpen
+            configuration.encryptionKey = encryptionKey.map { [UInt8]($0) }
             return ("file:" + path, configuration)
         }
     }

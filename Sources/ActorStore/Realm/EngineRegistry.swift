@@ -23,6 +23,8 @@ enum EngineRegistry {
         var engine: ObjectIdentifier?
         /// The file system the engine uses (to compare file identities).
         let fileSystem: (any FileSystem)?
+        /// The key the engine was opened with: a realm with another key (or none) must not share it.
+        let encryptionKey: [UInt8]?
     }
 
     private struct State {
@@ -60,17 +62,20 @@ enum EngineRegistry {
     /// A reference-counted use of the engine for `key`.
     static func acquire(
         _ key: String, readOnly: Bool, durable: Bool, fileSystem: (any FileSystem)? = nil,
-        open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
+        encryptionKey: [UInt8]? = nil, open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
     ) async throws(RealmError) -> StorageEngine {
         await waitForClosingEngines(key)
         do {
-            return try await acquireOnce(key, readOnly: readOnly, durable: durable, fileSystem: fileSystem, open: open)
+            return try await acquireOnce(
+                key, readOnly: readOnly, durable: durable, fileSystem: fileSystem, encryptionKey: encryptionKey,
+                open: open)
         } catch let error where error.code == .alreadyOpen {
             // The same file may be closing under another name (it was moved): wait for every engine, retry once.
             if await waitForClosingEngines(nil) {
                 do {
                     return try await acquireOnce(
-                        key, readOnly: readOnly, durable: durable, fileSystem: fileSystem, open: open)
+                        key, readOnly: readOnly, durable: durable, fileSystem: fileSystem,
+                        encryptionKey: encryptionKey, open: open)
                 } catch let error where error.code == .alreadyOpen {
                     throw explained(error, key, fileSystem)
                 }
@@ -80,7 +85,7 @@ enum EngineRegistry {
     }
 
     private static func acquireOnce(
-        _ key: String, readOnly: Bool, durable: Bool, fileSystem: (any FileSystem)?,
+        _ key: String, readOnly: Bool, durable: Bool, fileSystem: (any FileSystem)?, encryptionKey: [UInt8]?,
         open: @escaping @Sendable () async throws(StorageError) -> StorageEngine
     ) async throws(RealmError) -> StorageEngine {
         while true {
@@ -92,13 +97,16 @@ enum EngineRegistry {
                     // realm cannot share a read-only one.
                     if entry.readOnly && !readOnly { return .failure(Self.readOnlyConflict) }
                     if entry.durable != durable && !readOnly { return .failure(Self.durabilityConflict(entry.durable)) }
+                    // The open engine was opened with its file's key: another key is the wrong one.
+                    if entry.encryptionKey != encryptionKey { return .failure(Self.keyConflict(entry.encryptionKey)) }
                     entry.users += 1
                     state.entries[key] = entry
                     return .success(entry.opening)
                 }
                 let task = Task<StorageEngine, any Error> { try await open() }
                 state.entries[key] = Entry(
-                    opening: task, users: 1, readOnly: readOnly, durable: durable, fileSystem: fileSystem)
+                    opening: task, users: 1, readOnly: readOnly, durable: durable, fileSystem: fileSystem,
+                    encryptionKey: encryptionKey)
                 return .success(task)
             }
             guard let task = try found.get() else {
@@ -115,6 +123,15 @@ enum EngineRegistry {
                 throw RealmError(.fileAccess, "Opening the realm failed: \(error)", underlyingError: error)
             }
         }
+    }
+
+    private static func keyConflict(_ openKey: [UInt8]?) -> RealmError {
+        RealmError(
+            .wrongKey,
+            openKey == nil
+                ? "This realm file is open in this process without encryption: open it without an encryption key."
+                : "This realm file is open in this process with another encryption key: use the key it was "
+                    + "created with.")
     }
 
     /// `error` (the file is locked) with a message saying whether this process holds the lock: an engine of

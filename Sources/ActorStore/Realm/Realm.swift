@@ -543,9 +543,13 @@ public actor Realm {
     /// Called by the task that opened a write transaction (between `beginWrite()` and `commitWrite()`), it
     /// copies what that transaction sees, its uncommitted changes included, as Realm does; the transaction
     /// stays open. An in-memory realm is copied to a file on disk, which opens like any other realm.
-    /// - Throws: `RealmError.fileExists` if something is already at `url`; `.diskFull`, `.fileAccess`; the
-    ///   error an operation of the open transaction recorded (that transaction cannot commit either).
-    public func writeCopy(toFile url: URL) async throws {
+    ///
+    /// The copy is encrypted with `encryptionKey` (64 bytes), or not encrypted when it is nil, whatever this
+    /// realm's own encryption: so it encrypts a file, decrypts one, or changes its key.
+    /// - Throws: `RealmError.fileExists` if something is already at `url`; `.diskFull`, `.fileAccess`;
+    ///   `.invalidValue` for a key that is not 64 bytes; the error an operation of the open transaction
+    ///   recorded (that transaction cannot commit either).
+    public func writeCopy(toFile url: URL, encryptionKey: Data? = nil) async throws {
         let ownSession = context.session.flatMap { $0.owner == Self.currentTaskID() ? $0 : nil }
         // A transaction whose operation failed will not commit: its state may be half-applied.
         if let failure = ownSession?.failure { throw failure }
@@ -553,7 +557,8 @@ public actor Realm {
         let disk: (any FileSystem)? = context.configuration.inMemoryIdentifier == nil ? nil : PosixFileSystem()
         do {
             try await context.engine.writeCopy(
-                to: url.standardizedFileURL.path, transaction: ownTransaction, destinationFileSystem: disk)
+                to: url.standardizedFileURL.path, transaction: ownTransaction, destinationFileSystem: disk,
+                encryptionKey: encryptionKey.map { [UInt8]($0) })
         } catch {
             throw RealmError(error)
         }

@@ -68,7 +68,7 @@ final class RealmContext {
             let (key, engineConfiguration) = try configuration.engineConfiguration()
             let engine = try await EngineRegistry.acquire(
                 key, readOnly: configuration.readOnly, durable: configuration.durability == .full,
-                fileSystem: configuration.fileSystem
+                fileSystem: configuration.fileSystem, encryptionKey: engineConfiguration.encryptionKey
             ) {
                 () async throws(StorageError) in
                 try await StorageEngine.open(engineConfiguration)

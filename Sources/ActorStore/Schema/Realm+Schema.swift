@@ -37,19 +37,26 @@ extension Realm {
     /// ```swift
     /// if try await Realm.schemaVersion(at: url) < 3 { showMigrationProgress() }
     /// ```
+    /// - Parameter encryptionKey: the file's 64-byte key, if it is encrypted.
     /// - Throws: `RealmError.fileNotFound` or `.fileAccess` if the file cannot be read, `.corrupted` or
-    ///   `.unsupportedFormat` if it is not a realm file.
-    public static func schemaVersion(at url: URL) async throws -> UInt64 {
-        try await schemaVersion(at: url, fileSystem: nil)
+    ///   `.unsupportedFormat` if it is not a realm file, `.wrongKey` if the key is not the file's (or the file
+    ///   is encrypted and no key was given).
+    public static func schemaVersion(at url: URL, encryptionKey: Data? = nil) async throws -> UInt64 {
+        try await schemaVersion(at: url, encryptionKey: encryptionKey, fileSystem: nil)
     }
 
-    /// ``schemaVersion(at:)`` through a file system of the tests.
-    static func schemaVersion(at url: URL, fileSystem: (any FileSystem)?) async throws -> UInt64 {
+    /// ``schemaVersion(at:encryptionKey:)`` through a file system of the tests.
+    static func schemaVersion(
+        at url: URL, encryptionKey: Data? = nil, fileSystem: (any FileSystem)?
+    ) async throws -> UInt64 {
         var configuration = Configuration(fileURL: url, readOnly: true)
         configuration.fileSystem = fileSystem
         configuration.automaticCompaction = false
+        configuration.encryptionKey = encryptionKey
         let (key, engineConfiguration) = try configuration.engineConfiguration()
-        let engine = try await EngineRegistry.acquire(key, readOnly: true, durable: true, fileSystem: fileSystem) {
+        let engine = try await EngineRegistry.acquire(
+            key, readOnly: true, durable: true, fileSystem: fileSystem, encryptionKey: engineConfiguration.encryptionKey
+        ) {
             () async throws(StorageError) in
             try await StorageEngine.open(engineConfiguration)
         }
