@@ -34,8 +34,15 @@ enum Dataset {
     /// The configuration every benchmark opens stores with: durable (`fdatasync`), no background compaction
     /// (it would run at unpredictable times and disturb the measurements).
     static func configuration(_ path: String) -> StorageEngine.Configuration {
-        StorageEngine.Configuration(path: path, durability: .full, autoCompaction: nil)
+        var configuration = StorageEngine.Configuration(path: path, durability: .full, autoCompaction: nil)
+        configuration.encryptionKey = encryptionKey
+        return configuration
     }
+
+    /// With `--encrypted` (the environment variable `ENGINE_BENCH_ENCRYPTED=1`, which the memory probe's
+    /// child process inherits), every store is encrypted with a fixed 64-byte key.
+    static let encryptionKey: [UInt8]? =
+        ProcessInfo.processInfo.environment["ENGINE_BENCH_ENCRYPTED"] == "1" ? (0..<64).map { UInt8($0) } : nil
 
     /// Opens (creating) a store and makes sure it has the `Item` table; returns the engine and the table.
     static func openWithTable(_ path: String) async throws -> (StorageEngine, TableID) {

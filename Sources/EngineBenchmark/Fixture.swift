@@ -13,7 +13,30 @@ enum Fixture {
         let (engine, table) = try await Dataset.openWithTable(path)
         let version = engine.latestVersion
         await engine.close()
+        if Dataset.encryptionKey != nil {
+            try await commitThroughEngine(to: path, table: table, keys: 0..<rows) { Dataset.row($0) }
+            return
+        }
         try appendCommit(to: path, version: version.next, table: table, keys: 0..<rows) { Dataset.row($0) }
+    }
+
+    /// ``appendCommit(to:version:table:keys:row:)`` for an encrypted store (`--encrypted`), whose records
+    /// only the engine can seal: one transaction inserting or updating every row.
+    static func commitThroughEngine<Keys: Sequence<Int>>(
+        to path: String, table: TableID, keys: Keys, row: (Int) -> [Value]
+    ) async throws {
+        let engine = try await StorageEngine.open(Dataset.configuration(path))
+        let txn = try await engine.beginWrite()
+        for key in keys {
+            let values = row(key)
+            if txn.contains(table, ObjectKey(Int64(key))) {
+                try txn.update(table, ObjectKey(Int64(key)), values.enumerated().dropFirst().map { ($0.offset, $0.element) })
+            } else {
+                try txn.insert(table, values)
+            }
+        }
+        try await txn.commit()
+        await engine.close()
     }
 
     /// Appends one commit record creating `version` that upserts row `row(key)` for every key in `keys`

@@ -16,13 +16,18 @@ extension Workloads {
             let engine = try await StorageEngine.open(Dataset.configuration(workspace.path(source)))
             let (table, version) = (try Dataset.table(of: engine), engine.latestVersion)
             await engine.close()
-            try Fixture.appendCommit(
-                to: workspace.path(source), version: version.next, table: table,
-                keys: stride(from: 0, to: plan.rows, by: 2)
-            ) { i in
+            let updated = { (i: Int) -> [Value] in
                 var row = Dataset.row(i)
                 row[Dataset.scoreColumn] = .double(-Double(i))
                 return row
+            }
+            if Dataset.encryptionKey != nil {
+                try await Fixture.commitThroughEngine(
+                    to: workspace.path(source), table: table, keys: stride(from: 0, to: plan.rows, by: 2), row: updated)
+            } else {
+                try Fixture.appendCommit(
+                    to: workspace.path(source), version: version.next, table: table,
+                    keys: stride(from: 0, to: plan.rows, by: 2), row: updated)
             }
         }
         var rates: [Double] = []

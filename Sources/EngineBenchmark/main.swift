@@ -18,6 +18,7 @@ struct Options: Sendable {
 
     static let usage = """
         usage: engine-bench [--quick] [--json FILE] [--only NAME[,NAME...]] [--dir DIR] [--runs N] [--rows N]
+                            [--encrypted]
 
           --quick        small N (CI): finishes in well under a minute
           --json FILE    also write the results as JSON
@@ -27,6 +28,7 @@ struct Options: Sendable {
           --dir DIR      put the temporary store files under DIR instead of /tmp
           --runs N       repetitions of each measurement (at least 3; default 3)
           --rows N       rows of the large table (default 1,000,000; 100,000 with --quick); size targets scale
+          --encrypted    encrypt every store (Configuration.encryptionKey): run with and without it to compare
           --list         list the benchmark names
 
         benchmarks: \(Benchmark.allCases.map(\.rawValue).joined(separator: ", "))
@@ -40,6 +42,7 @@ struct Options: Sendable {
             switch flag {
             case "--rows": options.rows = try reader.integer(flag, minimum: 1000)
             case "--memory-probe": options.memoryProbePath = try reader.value(flag)
+            case "--encrypted": setenv("ENGINE_BENCH_ENCRYPTED", "1", 1)
             default: return false
             }
             return true

@@ -78,17 +78,36 @@ package final class StoreCipher: Sendable {
     package func seal(
         _ unit: UnsafeMutableRawBufferPointer, at offset: UInt64, context: [UInt8]? = nil
     ) throws(StorageError) {
+        let (session, counter) = nextNonce()
+        try seal(unit, at: offset, context: context, nonce: (session, counter))
+    }
+
+    /// ``seal(_:at:context:)`` with a nonce from ``reserveNonces(_:)``.
+    package func seal(
+        _ unit: UnsafeMutableRawBufferPointer, at offset: UInt64, context: [UInt8]? = nil,
+        nonce: (session: UInt64, counter: UInt32)
+    ) throws(StorageError) {
         precondition(unit.count >= Self.unitOverhead && unit.count - 4 <= Int(UInt32.max))
         unit.storeBytes(of: UInt32(unit.count - 4).littleEndian, toByteOffset: 0, as: UInt32.self)
-        let (session, counter) = nextNonce()
-        unit.storeBytes(of: session.littleEndian, toByteOffset: 4, as: UInt64.self)
-        unit.storeBytes(of: counter.littleEndian, toByteOffset: 12, as: UInt32.self)
+        unit.storeBytes(of: nonce.session.littleEndian, toByteOffset: 4, as: UInt64.self)
+        unit.storeBytes(of: nonce.counter.littleEndian, toByteOffset: 12, as: UInt32.self)
         let textEnd = unit.count - PlatformCrypto.tagSize
-        try Self.withAAD(offset, context) { (aad) throws(StorageError) in
+        var aad = AssociatedData(offset, context)
+        try aad.withBytes { (aad) throws(StorageError) in
             try key.seal(
                 UnsafeMutableRawBufferPointer(rebasing: unit[Self.unitHeaderSize..<textEnd]),
                 nonce: UnsafeRawBufferPointer(rebasing: unit[4..<Self.unitHeaderSize]), aad: aad,
                 tag: UnsafeMutableRawBufferPointer(rebasing: unit[textEnd...]))
+        }
+    }
+
+    /// `count` nonces in a row, of one session: unit `i` of a batch takes counter `counter + i`.
+    package func reserveNonces(_ count: Int) -> (session: UInt64, counter: UInt32) {
+        precondition(count >= 0 && count < Int(UInt32.max))
+        return nonces.withLock { state in
+            if Int(UInt32.max - state.counter) < count { state = (.random(in: .min ... .max), 0) }
+            defer { state.counter += UInt32(count) }
+            return (state.session, state.counter)
         }
     }
 
@@ -110,34 +129,43 @@ package final class StoreCipher: Sendable {
         let textEnd = unit.count - PlatformCrypto.tagSize
         precondition(unit.count >= Self.unitOverhead && plaintext.count == unit.count - Self.unitOverhead)
         plaintext.copyMemory(from: UnsafeRawBufferPointer(rebasing: unit[Self.unitHeaderSize..<textEnd]))
-        return try Self.withAAD(offset, context) { (aad) throws(StorageError) in
+        var aad = AssociatedData(offset, context)
+        return try aad.withBytes { (aad) throws(StorageError) in
             try key.open(
                 plaintext, nonce: UnsafeRawBufferPointer(rebasing: unit[4..<Self.unitHeaderSize]), aad: aad,
                 tag: UnsafeRawBufferPointer(rebasing: unit[textEnd...]))
         }
     }
 
-    /// Calls `body` with the plaintext of the unit at `offset` in `region`; `.corrupted` naming the offset
-    /// when the unit does not lie in the region or does not authenticate. The plaintext is valid during
-    /// the call only.
+    /// The unit at `offset` in `bytes`, checked to lie in `bytes` (and to be `expected` bytes, when given).
+    private func unit(
+        in bytes: UnsafeRawBufferPointer, at offset: UInt64, size expected: Int?, path: String, what: String
+    ) throws(StorageError) -> UnsafeRawBufferPointer {
+        guard let start = Int(exactly: offset), start <= bytes.count,
+            let size = Self.unitSize(at: UnsafeRawBufferPointer(rebasing: bytes[start...])),
+            expected == nil || expected == size
+        else { throw Self.damaged(path, offset, what, "its length runs past its record") }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<start + size])
+    }
+
+    /// Calls `body` with the plaintext of the unit at `offset` in `bytes` (a region from the file's start,
+    /// or a node's body with offset 0); `.corrupted` naming the offset when the unit does not lie in
+    /// `bytes` or does not authenticate. The plaintext is valid during the call only.
     /// `size`, when given, is the unit's size as its reference says (a row location's length).
     package func withOpenedUnit<R>(
         in bytes: UnsafeRawBufferPointer, at offset: UInt64, size expected: Int? = nil, path: String, what: String,
         context: [UInt8]? = nil, _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R
     ) throws(StorageError) -> R {
-        guard let start = Int(exactly: offset), start <= bytes.count,
-            let size = Self.unitSize(at: UnsafeRawBufferPointer(rebasing: bytes[start...])),
-            expected == nil || expected == size
-        else { throw Self.damaged(path, offset, what, "its length runs past its record") }
-        let unit = UnsafeRawBufferPointer(rebasing: bytes[start..<start + size])
-        return try withUnsafeTemporaryAllocation(byteCount: max(size - Self.unitOverhead, 1), alignment: 16) {
-            (raw) throws(StorageError) -> R in
-            let plaintext = UnsafeMutableRawBufferPointer(rebasing: raw[0..<(size - Self.unitOverhead)])
-            guard try open(unit, at: offset, into: plaintext, context: context) else {
-                throw Self.damaged(path, offset, what, "it does not authenticate")
-            }
-            return try body(UnsafeRawBufferPointer(plaintext))
+        let unit = try unit(in: bytes, at: offset, size: expected, path: path, what: what)
+        // A heap buffer, not a generic temporary allocation: this runs for every row read, unspecialised.
+        let count = unit.count - Self.unitOverhead
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        defer { storage.deallocate() }
+        let plaintext = UnsafeMutableRawBufferPointer(rebasing: storage[..<count])
+        guard try open(unit, at: offset, into: plaintext, context: context) else {
+            throw Self.damaged(path, offset, what, "it does not authenticate")
         }
+        return try body(UnsafeRawBufferPointer(plaintext))
     }
 
     package static func damaged(_ path: String, _ offset: UInt64, _ what: String, _ why: String) -> StorageError {
@@ -148,16 +176,31 @@ package final class StoreCipher: Sendable {
             offset: FileOffset(offset))
     }
 
-    private static func withAAD<R>(
-        _ offset: UInt64, _ context: [UInt8]?, _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R
-    ) throws(StorageError) -> R {
-        let count = 8 + (context?.count ?? 0)
-        return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { (raw) throws(StorageError) -> R in
-            raw.storeBytes(of: offset.littleEndian, toByteOffset: 0, as: UInt64.self)
-            if let context, context.count > 0 {
-                context.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[8...]).copyMemory(from: $0) }
+    /// A unit's associated data on the stack: its offset, then the context (at most 24 bytes).
+    private struct AssociatedData {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        let count: Int
+
+        init(_ offset: UInt64, _ context: [UInt8]?) {
+            let extra = min(context?.count ?? 0, 24)
+            count = 8 + extra
+            words.0 = offset.littleEndian
+            if let context, extra > 0 {
+                withUnsafeMutableBytes(of: &words) { raw in
+                    context.withUnsafeBytes { raw.baseAddress!.advanced(by: 8).copyMemory(from: $0.baseAddress!, byteCount: extra) }
+                }
             }
-            return try body(UnsafeRawBufferPointer(raw))
+        }
+
+        mutating func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
+            let count = self.count
+            var result: Result<R, StorageError>?
+            withUnsafeBytes(of: &words) { raw in
+                do throws(StorageError) {
+                    result = .success(try body(UnsafeRawBufferPointer(rebasing: raw[..<count])))
+                } catch { result = .failure(error) }
+            }
+            return try result!.get()
         }
     }
 

@@ -1,3 +1,7 @@
+import Dispatch
+import Foundation
+import Synchronization
+
 /// Records of an encrypted store (``FileHeader/Flags/encrypted``): what is sealed, and how it is read.
 ///
 /// ```text
@@ -48,19 +52,50 @@ package enum EncryptedRecord {
     package static func sealUnits(
         in buffer: RecordBuffer, from: Int, recordStart: UInt64, kind: Record.Kind, cipher: StoreCipher
     ) throws(StorageError) {
+        var offsets: [Int] = []
         var position = from
-        var count: UInt64 = 0
         let end = buffer.count
         while position < end {
-            let size =
-                Int(UInt32(littleEndian: buffer.bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self))) + 4
-            let unit = UnsafeMutableRawBufferPointer(mutating: buffer.bytes(at: position, count: size))
-            try cipher.seal(unit, at: recordStart + UInt64(position))
-            position += size
-            count += 1
+            offsets.append(position)
+            position += Int(UInt32(littleEndian: buffer.bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self))) + 4
         }
-        try appendSeal(to: buffer, count: count, recordStart: recordStart, kind: kind, cipher: cipher)
+        offsets.append(end)
+        let units = offsets.count - 1
+        let nonces = cipher.reserveNonces(units)
+        let base = UnsafeMutableRawPointer(mutating: buffer.bytes.baseAddress!)
+        // Sealing is independent per unit: a large record (a bulk insert) is sealed on every core.
+        let parts = end - from >= parallelSealThreshold ? max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8)) : 1
+        let failure = Locked<StorageError?>(nil)
+        // Safety: each part seals its own units (disjoint byte ranges of the buffer); the buffer does not
+        // move meanwhile (nothing appends until this returns).
+        nonisolated(unsafe) let pointer = base
+        let starts = offsets
+        let seal = { @Sendable (part: Int) in
+            let first = units * part / parts
+            let last = units * (part + 1) / parts
+            for index in first..<last {
+                let start = starts[index]
+                let unit = UnsafeMutableRawBufferPointer(start: pointer + start, count: starts[index + 1] - start)
+                do throws(StorageError) {
+                    try cipher.seal(
+                        unit, at: recordStart + UInt64(start), nonce: (nonces.session, nonces.counter + UInt32(index)))
+                } catch {
+                    failure.withLock { $0 = $0 ?? error }
+                    return
+                }
+            }
+        }
+        if parts == 1 {
+            seal(0)
+        } else {
+            DispatchQueue.concurrentPerform(iterations: parts, execute: seal)
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+        try appendSeal(to: buffer, count: UInt64(units), recordStart: recordStart, kind: kind, cipher: cipher)
     }
+
+    /// Records at least this large are sealed on several threads.
+    static let parallelSealThreshold = 1 << 20
 
     /// A whole encrypted record of `kind` to be written at `recordStart`: header, watermark, `body` (sealed
     /// as one unit when `sealingBody`, else as it is: a nodes record's nodes, whose bodies are units), the
