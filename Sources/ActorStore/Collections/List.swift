@@ -16,7 +16,7 @@ import Foundation
 ///
 /// An unmanaged list is a plain array. A managed list reads and writes its owner's row in the realm's
 /// current version; changing it needs a write transaction. A list may hold the same object several times.
-/// Not `Sendable`; freeze its owner (``Frozen``) or call ``freeze()`` to take its contents elsewhere.
+/// Not `Sendable`; freeze its owner (``Frozen``) or call ``freeze()->[Element]`` to take its contents elsewhere.
 ///
 /// A list of objects has its elements' properties as members (`person.dogs.age` is every dog's `age`), so
 /// typed key paths reach through it: `person.changes(keyPaths: [\.dogs.age])`.

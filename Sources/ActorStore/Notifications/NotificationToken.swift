@@ -2,7 +2,7 @@ import ActorStorePersistence
 import Foundation
 
 /// Keeps a closure observation (`observe(…)`) alive: delivery stops at ``invalidate()`` or when the token
-/// is released, as in Realm. Pass tokens to ``Realm/write(withoutNotifying:_:)`` to keep their observers
+/// is released, as in Realm. Pass tokens to ``Realm/write(withoutNotifying:_:)->_`` to keep their observers
 /// from hearing about one commit.
 public final class NotificationToken: Sendable {
     let subscription: ChangeSubscription?
@@ -55,8 +55,10 @@ enum ClosureObservation {
 extension Results {
     /// Calls `block` with the results' changes (``RealmCollectionChange``, collections frozen), in order, on
     /// a background task, until the token is invalidated or released. Observation is registered when this
-    /// returns, so a later ``Realm/write(withoutNotifying:_:)`` with the token skips it.
-    /// - Parameter keyPaths: only changes to these key paths count as modifications (nil: all).
+    /// returns, so a later ``Realm/write(withoutNotifying:_:)->_`` with the token skips it.
+    /// - Parameters:
+    ///   - keyPaths: only changes to these key paths count as modifications (nil: all).
+    ///   - block: called with each change.
     public func observe(
         keyPaths: [String]? = nil, _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
@@ -229,7 +231,9 @@ extension Realm {
 extension _QueryableCollection {
     /// Calls `block` with the changes of the collection's members (see `changes`: membership, order and the
     /// members' properties), in order, on a background task, until the token is invalidated or released.
-    /// - Parameter keyPaths: only changes to these key paths count as modifications (nil: all).
+    /// - Parameters:
+    ///   - keyPaths: only changes to these key paths count as modifications (nil: all).
+    ///   - block: called with each change.
     public func observe(
         keyPaths: [String]? = nil, _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {

@@ -255,7 +255,7 @@ public actor Realm {
         try await commitWrite()
     }
 
-    /// Adds each object of a sequence (see ``add(_:update:)-(ObjectBase,_)``).
+    /// Adds each object of a sequence (see `add(_:update:)`).
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: ObjectBase {
         for object in objects { add(object, update: update) }
     }
