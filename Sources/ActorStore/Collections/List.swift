@@ -20,6 +20,10 @@ import Foundation
 ///
 /// A list of objects has its elements' properties as members (`person.dogs.age` is every dog's `age`), so
 /// typed key paths reach through it: `person.changes(keyPaths: [\.dogs.age])`.
+///
+/// - Important: A managed list belongs to its owner's ``Realm`` actor: use it only inside that actor (it is
+///   not `Sendable`, so the compiler keeps it there), and change it only in a write transaction, or the
+///   program stops with a message naming the call.
 @dynamicMemberLookup
 public final class List<Element: _RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     private var storage: [Element] = []

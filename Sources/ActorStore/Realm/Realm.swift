@@ -20,6 +20,9 @@ import Foundation
 /// to the newest version (Realm's auto-refresh). Any number of `Realm` actors may be open on one file in
 /// a process; they share one storage engine, their writes are serialised (first come, first served), and
 /// reads never wait for writes.
+///
+/// - Important: Live objects, ``Results`` and collections never leave the actor (the compiler checks it);
+///   a ``ThreadSafeReference`` is resolved once, in a realm on the same file. See <doc:Concurrency>.
 public actor Realm {
     /// The configuration the realm was opened with.
     public nonisolated let configuration: Configuration
