@@ -7,9 +7,12 @@
 #   .ci/docs.sh                 # check only (output in a temporary directory)
 #   .ci/docs.sh OUTPUT_DIR      # also keep the rendered archive (open it with `docc preview`, or host it)
 #
-# The graph holds public symbols only (`package` declarations, the engine's API, do not show) and leaves out
-# members inherited from the standard library's protocols (`-skip-synthesized-members`), so the pages list
-# ActorStore's own API.
+# The graph holds public symbols only (`package` declarations, the engine's API, do not show). Members a
+# type gets from a protocol extension stay in (`List` gets `filter` and `observe` from `_QueryableCollection`,
+# `Object` gets `observe` from `_ObjectFreezing`); the standard library's show as "Default Implementations".
+# The extension graphs (`ActorStore@Swift`, `ActorStore@FoundationEssentials`) are left out: ActorStore
+# declares no public API on those modules' types, and they hold only what `Int` or `Data` inherit through
+# conformances declared here (hundreds of operators). A public extension of such a type would need them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +27,8 @@ sdk=()
 if [[ "$(uname)" == Darwin ]]; then sdk=(-sdk "$(xcrun --show-sdk-path)"); fi
 
 swift symbolgraph-extract -module-name ActorStore -target "$triple" "${sdk[@]}" -I "$bin/Modules" -I "$bin" \
-    -minimum-access-level public -skip-synthesized-members -output-dir "$graphs"
+    -minimum-access-level public -output-dir "$graphs"
+rm -f "$graphs"/ActorStore@*.symbols.json
 
 docc convert Sources/ActorStore/ActorStore.docc --additional-symbol-graph-dir "$graphs" --output-dir "$output" \
     --fallback-display-name ActorStore --fallback-bundle-identifier ActorStore --warnings-as-errors

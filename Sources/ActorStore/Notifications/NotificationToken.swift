@@ -62,9 +62,7 @@ extension Results {
     public func observe(
         keyPaths: [String]? = nil, _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
-        observeCollection(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
-            change in block(change)
-        }
+        ClosureObservation.observe(changes(observing: keyPaths), block)
     }
 
     /// Calls `block` with the results' changes, where only the given key paths (`\.name`, `\.dogs.age`)
@@ -73,7 +71,7 @@ extension Results {
         keyPaths: [PartialKeyPath<Element>],
         _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
-        observeCollection(.success(changes(keyPaths: keyPaths))) { change in block(change) }
+        ClosureObservation.observe(.success(changes(keyPaths: keyPaths)), block)
     }
 
     /// Calls `block` isolated to `actor` with the results' changes, in order, until the token is invalidated
@@ -82,9 +80,7 @@ extension Results {
         keyPaths: [String]? = nil, on actor: A,
         _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
-        observeCollection(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
-            change in await ClosureObservation.call(actor, change, block)
-        }
+        ClosureObservation.observe(changes(observing: keyPaths)) { await ClosureObservation.call(actor, $0, block) }
     }
 
     /// Calls `block` isolated to `actor` with the results' changes, where only the given key paths count as
@@ -93,27 +89,14 @@ extension Results {
         keyPaths: [PartialKeyPath<Element>], on actor: A,
         _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
-        observeCollection(.success(changes(keyPaths: keyPaths))) { change in
-            await ClosureObservation.call(actor, change, block)
+        ClosureObservation.observe(.success(changes(keyPaths: keyPaths))) {
+            await ClosureObservation.call(actor, $0, block)
         }
     }
 
-    private func observeCollection(
-        _ changes: Result<CollectionChanges<Element>, RealmError>,
-        _ deliver: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) async -> Void
-    ) -> NotificationToken {
-        let sequence: CollectionChanges<Element>
-        switch changes {
-        case .success(let changes): sequence = changes
-        case .failure(let failure):
-            return ClosureObservation.start(
-                subscription: nil, next: { () -> RealmCollectionChange<FrozenResults<Element>>? in .error(failure) },
-                deliver: deliver)
-        }
-        let core = CollectionIteratorCore<Element>(sequence.source)
-        let subscription = try? core.start().get()
-        return ClosureObservation.start(
-            subscription: subscription, next: { await core.next()?.change }, deliver: deliver)
+    /// The changes `observe(keyPaths:)` delivers, or why there are none (a key path naming no property).
+    private func changes(observing keyPaths: [String]?) -> Result<CollectionChanges<Element>, RealmError> {
+        Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }
     }
 }
 
@@ -124,9 +107,7 @@ extension _ObjectFreezing where Self: Object {
     public func observe(
         keyPaths: [String]? = nil, _ block: @escaping @Sendable (ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        observeObject(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
-            change in block(change)
-        }
+        ClosureObservation.observe(changes(observing: keyPaths), block)
     }
 
     /// Calls `block` with this object's changes, where only the given key paths (`\.name`, `\.dogs.age`)
@@ -134,7 +115,7 @@ extension _ObjectFreezing where Self: Object {
     public func observe(
         keyPaths: [PartialKeyPath<Self>], _ block: @escaping @Sendable (ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        observeObject(.success(changes(keyPaths: keyPaths))) { change in block(change) }
+        ClosureObservation.observe(.success(changes(keyPaths: keyPaths)), block)
     }
 
     /// Calls `block` isolated to `actor` with this object's changes, in order, until the token is
@@ -143,9 +124,7 @@ extension _ObjectFreezing where Self: Object {
         keyPaths: [String]? = nil, on actor: A,
         _ block: @escaping @Sendable (isolated A, ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        observeObject(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
-            change in await ClosureObservation.call(actor, change, block)
-        }
+        ClosureObservation.observe(changes(observing: keyPaths)) { await ClosureObservation.call(actor, $0, block) }
     }
 
     /// Calls `block` isolated to `actor` with this object's changes, where only the given key paths count,
@@ -154,25 +133,14 @@ extension _ObjectFreezing where Self: Object {
         keyPaths: [PartialKeyPath<Self>], on actor: A,
         _ block: @escaping @Sendable (isolated A, ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        observeObject(.success(changes(keyPaths: keyPaths))) { change in
-            await ClosureObservation.call(actor, change, block)
+        ClosureObservation.observe(.success(changes(keyPaths: keyPaths))) {
+            await ClosureObservation.call(actor, $0, block)
         }
     }
 
-    private func observeObject(
-        _ changes: Result<ObjectChanges<Self>, RealmError>,
-        _ deliver: @escaping @Sendable (ObjectChange<Frozen<Self>>) async -> Void
-    ) -> NotificationToken {
-        let sequence: ObjectChanges<Self>
-        switch changes {
-        case .success(let changes): sequence = changes
-        case .failure(let failure):
-            return ClosureObservation.start(
-                subscription: nil, next: { () -> ObjectChange<Frozen<Self>>? in .error(failure) }, deliver: deliver)
-        }
-        let core = ObjectIteratorCore<Self>(sequence)
-        let subscription = try? core.start().get()
-        return ClosureObservation.start(subscription: subscription, next: { await core.next() }, deliver: deliver)
+    /// The changes `observe(keyPaths:)` delivers, or why there are none (a key path naming no property).
+    private func changes(observing keyPaths: [String]?) -> Result<ObjectChanges<Self>, RealmError> {
+        Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }
     }
 }
 
@@ -180,9 +148,7 @@ extension Realm {
     /// Calls `block` after every commit to the file (see ``changes``), on a background task, until the
     /// token is invalidated or released.
     public nonisolated func observe(_ block: @escaping @Sendable (RealmChange) -> Void) -> NotificationToken {
-        let core = RealmIteratorCore(changes)
-        let subscription = core.start()
-        return ClosureObservation.start(subscription: subscription, next: { await core.next() }) { block($0) }
+        ClosureObservation.observe(.success(changes), block)
     }
 
     /// Runs `block` in a write transaction and commits it without notifying the observers of `tokens` of
@@ -272,7 +238,7 @@ extension List where Element: _PersistableScalar & Sendable {
     /// Calls `block` with this list's changes (see `changes`), in order, on a background task, until the
     /// token is invalidated or released.
     public func observe(_ block: @escaping @Sendable (RealmCollectionChange<[Element]>) -> Void) -> NotificationToken {
-        changes.observe { block($0) }
+        ClosureObservation.observe(.success(changes), block)
     }
 
     /// Calls `block` isolated to `actor` with this list's changes, in order, until the token is invalidated
@@ -280,7 +246,7 @@ extension List where Element: _PersistableScalar & Sendable {
     public func observe<A: Actor>(
         on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[Element]>) -> Void
     ) -> NotificationToken {
-        changes.observe { await ClosureObservation.call(actor, $0, block) }
+        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
     }
 }
 
@@ -288,7 +254,7 @@ extension MutableSet where Element: _PersistableScalar & Sendable {
     /// Calls `block` with this set's changes (see `changes`), in order, on a background task, until the
     /// token is invalidated or released.
     public func observe(_ block: @escaping @Sendable (RealmCollectionChange<[Element]>) -> Void) -> NotificationToken {
-        changes.observe { block($0) }
+        ClosureObservation.observe(.success(changes), block)
     }
 
     /// Calls `block` isolated to `actor` with this set's changes, in order, until the token is invalidated
@@ -296,7 +262,7 @@ extension MutableSet where Element: _PersistableScalar & Sendable {
     public func observe<A: Actor>(
         on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[Element]>) -> Void
     ) -> NotificationToken {
-        changes.observe { await ClosureObservation.call(actor, $0, block) }
+        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
     }
 }
 
@@ -306,7 +272,7 @@ extension Map where Value: _PersistableScalar & Sendable {
     public func observe(
         _ block: @escaping @Sendable (RealmCollectionChange<[String: Value]>) -> Void
     ) -> NotificationToken {
-        changes.observe { block($0) }
+        ClosureObservation.observe(.success(changes), block)
     }
 
     /// Calls `block` isolated to `actor` with this map's changes, in order, until the token is invalidated
@@ -314,7 +280,7 @@ extension Map where Value: _PersistableScalar & Sendable {
     public func observe<A: Actor>(
         on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[String: Value]>) -> Void
     ) -> NotificationToken {
-        changes.observe { await ClosureObservation.call(actor, $0, block) }
+        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
     }
 }
 
@@ -324,7 +290,7 @@ extension Map where Value: _OptionalObject {
     public func observe(
         _ block: @escaping @Sendable (RealmCollectionChange<[String: Frozen<Value._Object>?]>) -> Void
     ) -> NotificationToken {
-        changes.observe { block($0) }
+        ClosureObservation.observe(.success(changes), block)
     }
 
     /// Calls `block` isolated to `actor` with this map's changes, in order, until the token is invalidated
@@ -333,6 +299,6 @@ extension Map where Value: _OptionalObject {
         on actor: A,
         _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[String: Frozen<Value._Object>?]>) -> Void
     ) -> NotificationToken {
-        changes.observe { await ClosureObservation.call(actor, $0, block) }
+        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
     }
 }
