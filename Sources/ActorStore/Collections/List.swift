@@ -201,6 +201,7 @@ extension List where Element: ObjectBase {
     public subscript<V>(dynamicMember keyPath: KeyPath<Element, V>) -> [V] { map { $0[keyPath: keyPath] } }
 
     /// The position of an object in the list (the first occurrence), or nil.
+    /// - Complexity: O(n) in the list's length.
     public func index(of object: Element) -> Int? { firstIndex { $0.isSameObject(as: object) } }
 
     /// The objects, frozen at the owner's realm's current version. Unmanaged lists cannot be frozen.
@@ -218,6 +219,7 @@ extension List where Element: ObjectBase {
 
 extension List where Element: _PersistableScalar {
     /// The position of a value in the list (the first occurrence), or nil.
+    /// - Complexity: O(n) in the list's length.
     public func index(of value: Element) -> Int? {
         let target = value._rlmToStored.raw
         return firstIndex { $0._rlmToStored.raw == target }

@@ -312,6 +312,7 @@ public actor Realm {
     }
 
     /// Deletes every object of a `Results` (as it is when the call starts).
+    /// - Complexity: O(n) in the matches: the query runs once, then each match is deleted.
     public func delete<T: Object>(_ results: Results<T>) {
         let session = context.requireWriteSession(for: "delete objects")
         guard results.context === context, let binding = context.binding(for: T.self) else {
@@ -325,6 +326,7 @@ public actor Realm {
     }
 
     /// Deletes every object in the realm. The schema stays.
+    /// - Complexity: O(n) in the objects of every class.
     public func deleteAll() {
         context.requireWriteSession(for: "delete objects").deleteAll()
     }
@@ -529,6 +531,7 @@ public actor Realm {
     }
 
     /// Rewrites the file without dead space. Writers wait only for the final switch-over.
+    /// - Complexity: O(n) in the live rows, which are copied to a new file.
     /// - Throws: `RealmError.readOnly`, `.diskFull`, `.ioFailure`.
     public func compact() async throws {
         if configuration.readOnly {
