@@ -4,6 +4,9 @@ import Foundation
 /// Keeps a closure observation (`observe(…)`) alive: delivery stops at ``invalidate()`` or when the token
 /// is released, as in Realm. Pass tokens to ``Realm/write(withoutNotifying:_:)->_`` to keep their observers
 /// from hearing about one commit.
+///
+/// - Important: Keep the token as long as you want deliveries: releasing it stops them, as
+///   ``invalidate()`` does.
 public final class NotificationToken: Sendable {
     let subscription: ChangeSubscription?
     private let task: Locked<Task<Void, Never>?>

@@ -106,6 +106,8 @@ public actor Realm {
     ///
     /// Calling it again from the same task before ending the transaction is a programmer error (it
     /// stops the program); another task waits for the transaction to end.
+    /// - Important: Each `await` before ``commitWrite()`` lets other calls on this actor run in the middle of
+    ///   the transaction (actors are reentrant). Prefer ``write(_:)->_``, whose block is synchronous.
     /// - Throws: `RealmError.readOnly`, `.closed`, `.poisoned`.
     public func beginWrite() async throws {
         if configuration.readOnly {
