@@ -161,39 +161,34 @@ extension Realm {
     public func write<Result: Sendable>(
         withoutNotifying tokens: [NotificationToken], _ block: @Sendable (isolated Realm) throws -> Result
     ) async throws -> Result {
-        try await beginWrite()
-        let session = context.session
-        let result: Result
-        do {
-            result = try block(self)
-        } catch {
-            if session != nil, context.session === session { cancelWrite() }
-            throw error
+        try await write { realm in
+            realm.silence(tokens)
+            return try block(realm)
         }
-        if session != nil, context.session === session { try await commitWrite(withoutNotifying: tokens) }
-        return result
     }
 
     /// Runs `block` in a write transaction and commits it without notifying the observers of `tokens` (the
     /// form for blocks without a result).
     public func write(
         withoutNotifying tokens: [NotificationToken], _ block: @Sendable (isolated Realm) throws -> Void
-    )
-        async throws
-    {
-        let _: Int = try await write(withoutNotifying: tokens) { realm in
+    ) async throws {
+        try await write { realm in
+            realm.silence(tokens)
             try block(realm)
-            return 0
         }
     }
 
     /// Commits the open write transaction (see ``commitWrite()``) without notifying the observers of
     /// `tokens` of it.
     public func commitWrite(withoutNotifying tokens: [NotificationToken]) async throws {
-        if let session = context.session {
-            session.transaction.silencedSubscriptions = Set(tokens.compactMap { $0.subscription?.id })
-        }
+        silence(tokens)
         try await commitWrite()
+    }
+
+    /// Keeps the observers of `tokens` from hearing about the open transaction's commit (nothing when no
+    /// transaction is open).
+    private func silence(_ tokens: [NotificationToken]) {
+        context.session?.transaction.silencedSubscriptions = Set(tokens.compactMap { $0.subscription?.id })
     }
 }
 
