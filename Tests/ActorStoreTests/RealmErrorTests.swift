@@ -93,6 +93,7 @@ import Testing
             "\(error.debugDescription)")
         #expect(error.debugDescription.contains("[systemCall pwrite, errno \(EBADF), fileOffset 4096]"))
         #expect(error.sourceFileID == "ActorStorePersistence/PosixFileSystem.swift", "\(error.sourceFileID)")
+        #expect(try Self.sourceLine(of: error).contains("throw StorageError("), "line \(error.sourceLine)")
     }
 
     @Test func aFileFailureIsLocatedWhereTheEngineDetectedIt() async throws {

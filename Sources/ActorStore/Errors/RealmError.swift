@@ -148,7 +148,7 @@ public struct RealmError: Error, Sendable, CustomStringConvertible, CustomDebugS
 
     /// ``description`` followed by the cause's details (``systemCall``, ``errno``, ``fileOffset``) and the
     /// source location, as in
-    /// `RealmError.ioFailure: ... [systemCall pwrite, errno 5, fileOffset 4096] (at ActorStorePersistence/PosixFileSystem.swift:42)`.
+    /// `RealmError.ioFailure: ... [systemCall pwrite, errno 5, fileOffset 4096] (at ActorStorePersistence/PosixFileSystem.swift:38)`.
     public var debugDescription: String {
         var details: [String] = []
         if let systemCall { details.append("systemCall \(systemCall)") }
