@@ -60,12 +60,28 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
     package var offset: FileOffset?
     /// The operating-system error number, when the error came from a system call.
     package var errno: Int32?
+    /// The system call that failed (`open`, `pwrite`, `fsync`, ...), when the error came from one.
+    package var systemCall: String?
+    /// Where the engine created the error, as `#fileID` spells it (`"ActorStorePersistence/Replay.swift"`).
+    package let fileID: String
+    /// The line in ``fileID`` that created the error.
+    package let line: Int
 
-    package init(_ code: Code, _ message: String, offset: FileOffset? = nil, errno: Int32? = nil) {
+    /// - Parameters:
+    ///   - systemCall: The system call that failed, if the error came from one.
+    ///   - fileID: Where the error is created; leave the default (the caller's `#fileID`).
+    ///   - line: Where the error is created; leave the default (the caller's `#line`).
+    package init(
+        _ code: Code, _ message: String, offset: FileOffset? = nil, errno: Int32? = nil, systemCall: String? = nil,
+        fileID: String = #fileID, line: Int = #line
+    ) {
         self.code = code
         self.message = message
         self.offset = offset
         self.errno = errno
+        self.systemCall = systemCall
+        self.fileID = fileID
+        self.line = line
     }
 
     package var description: String { "\(code): \(message)" }

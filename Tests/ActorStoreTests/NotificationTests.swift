@@ -366,6 +366,28 @@ func update<T>(_ change: RealmCollectionChange<FrozenResults<T>>?) -> Update? {
             #expect(throws: RealmError.self) { try realm.objects(NTDog.self)[0].changes(keyPaths: [""]) }
         }
     }
+
+    @Test func aClosureObserverWithABadKeyPathHearsTheErrorOnce() async throws {
+        let realm = try await realm()
+        let errors = Locked<[RealmError.Code?]>([])
+        let good = Deliveries()
+        let (bad, token) = await realm.read { realm in
+            let all = realm.objects(NTDog.self)
+            return (
+                all.observe(keyPaths: ["nmae"]) { change in
+                    if case .error(let error) = change { errors.withLock { $0.append(error.code) } }
+                },
+                all.observe { change in good.add(change) }
+            )
+        }
+        try await waitUntil { errors.withLock { $0.count } == 1 && good.count == 1 }
+        try await realm.write { $0.create(NTDog.self, value: ["name": "a"]) }
+        try await waitUntil { good.count == 2 }
+        // The error ended the bad observation: it was delivered once, not again and again.
+        #expect(errors.withLock { $0 } == [.invalidKeyPath])
+        bad.invalidate()
+        token.invalidate()
+    }
 }
 
 /// Collects closure deliveries.

@@ -9,7 +9,7 @@ import Testing
     import Darwin
 #endif
 
-/// `RealmError`'s readable cause (`errno`, `fileOffset`), its source location, and the mapping from engine
+/// `RealmError`'s readable cause (`systemCall`, `errno`, `fileOffset`), its source location, and the mapping from engine
 /// codes. (The suite's name contains `ErrorTests`, so `swift test --filter ErrorTests` runs it.)
 @Suite struct RealmErrorTests {
     /// The public code each engine code maps to, as the hand-written switch did before the mapping was
@@ -30,13 +30,18 @@ import Testing
     @Test(arguments: StorageError.Code.allCases)
     func everyEngineCodeMapsAsBefore(_ engineCode: StorageError.Code) throws {
         let expected = try #require(Self.expectedCodes[engineCode], "no expected public code for \(engineCode)")
-        let engineError = StorageError(engineCode, "It failed.", offset: FileOffset(UInt64(77)), errno: 5)
+        let line = #line + 1
+        let engineError = StorageError(
+            engineCode, "It failed.", offset: FileOffset(UInt64(77)), errno: 5, systemCall: "pwrite")
         let error = RealmError(engineError)
         #expect(error.code == expected)
         #expect(error.message == "It failed.")
         #expect(error.errno == 5)
         #expect(error.fileOffset == 77)
-        #expect((error.underlyingError as? StorageError)?.code == engineCode)
+        #expect(error.systemCall == "pwrite")
+        // The location is where the engine error was made, and nothing is left in a type users cannot read.
+        #expect(error.sourceFileID == #fileID && error.sourceLine == line)
+        #expect(error.underlyingError == nil)
     }
 
     @Test func aCorruptedFileCarriesTheOffsetOfTheDamage() async throws {
@@ -68,39 +73,80 @@ import Testing
         let error = try #require(thrown)
         #expect([.fileNotFound, .fileAccess].contains(error.code), "\(error)")
         #expect(error.errno == ENOENT, "\(error.debugDescription)")
+        #expect(error.systemCall == "open", "\(error.debugDescription)")
         #expect(error.fileOffset == nil)
-        #expect(error.debugDescription.contains("errno \(ENOENT)"))
+        #expect(error.debugDescription.contains("[systemCall open, errno \(ENOENT)]"), "\(error.debugDescription)")
     }
 
-    @Test func theSourceLocationIsWhereActorStoreCreatedTheError() async throws {
+    @Test func aFailedWriteCarriesItsSystemCallAndOffset() throws {
+        let url = temporaryRealmURL("readonly.bin")
+        try Data([1, 2, 3]).write(to: url)
+        let files = PosixFileSystem()
+        let file = try files.open(url.path, create: false, readOnly: true)
+        defer { files.close(file) }
+        let thrown = #expect(throws: StorageError.self) {
+            _ = try [UInt8](repeating: 7, count: 8).withUnsafeBytes { try files.write(file, $0, at: 4096) }
+        }
+        let error = RealmError(try #require(thrown))
+        #expect(
+            error.systemCall == "pwrite" && error.errno == EBADF && error.fileOffset == 4096,
+            "\(error.debugDescription)")
+        #expect(error.debugDescription.contains("[systemCall pwrite, errno \(EBADF), fileOffset 4096]"))
+        #expect(error.sourceFileID == "ActorStorePersistence/PosixFileSystem.swift", "\(error.sourceFileID)")
+        #expect(try Self.sourceLine(of: error).contains("throw StorageError("), "line \(error.sourceLine)")
+    }
+
+    @Test func aFileFailureIsLocatedWhereTheEngineDetectedIt() async throws {
         var config = Realm.Configuration(fileURL: URL(fileURLWithPath: "/nonexistent-\(UUID())/x/test.realm"))
         config.objectTypes = [Book.self]
         let thrown = await #expect(throws: RealmError.self) { _ = try await Realm(configuration: config) }
         let error = try #require(thrown)
+        // The engine's wrapper of the failed call: a line of Sources/Persistence that makes the error.
+        let line = try Self.sourceLine(of: error)
+        #expect(error.sourceFileID.hasPrefix("ActorStorePersistence/"), "\(error.sourceFileID)")
+        #expect(line.contains("StorageError(") && line.contains("systemCall: \"open\""), "\(line)")
+        // Shown for debugging, kept out of the user-facing message.
+        #expect(error.debugDescription.hasSuffix("(at \(error.sourceFileID):\(error.sourceLine))"))
+        #expect(!error.message.contains(error.sourceFileID) && !error.description.contains(error.sourceFileID))
+    }
+
+    @Test func anObjectLayerFailureIsLocatedWhereActorStoreCreatedIt() async throws {
+        let realm = try await Realm(configuration: testConfiguration([Book.self]))
+        let thrown = await realm.read { realm in
+            #expect(throws: RealmError.self) { _ = try realm.objects(Book.self).filter("noSuchProperty == 1") }
+        }
+        let error = try #require(thrown)
+        #expect(error.code == .invalidQuery, "\(error)")
+        #expect(error.sourceFileID.hasPrefix("ActorStore/"), "\(error.sourceFileID)")
+        #expect(error.sourceFileID != "ActorStore/RealmError.swift", "the creating caller's location, not the init's")
+        #expect(try Self.sourceLine(of: error).contains("RealmError("), "\(error.sourceFileID):\(error.sourceLine)")
+        #expect(error.systemCall == nil && error.errno == nil && error.fileOffset == nil)
+    }
+
+    /// The text of the line an error's location names, found in `Sources/ActorStore` or `Sources/Persistence`
+    /// by the module name `#fileID` starts with.
+    static func sourceLine(of error: RealmError) throws -> String {
         let parts = error.sourceFileID.split(separator: "/")
-        #expect(parts.count == 2 && parts.first == "ActorStore", "\(error.sourceFileID)")
-        #expect(error.sourceFileID != "ActorStore/RealmError.swift", "the converting caller's location, not the init's")
-        // The file is one of ActorStore's sources, and the line there creates a RealmError.
+        try #require(parts.count == 2, "\(error.sourceFileID)")
+        let folder = parts[0] == "ActorStorePersistence" ? "Persistence" : String(parts[0])
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Sources/ActorStore")
+            .deletingLastPathComponent().appendingPathComponent("Sources/\(folder)")
         let files =
             FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?
-            .compactMap { $0 as? URL }.filter { $0.lastPathComponent == parts.last.map(String.init) } ?? []
+            .compactMap { $0 as? URL }.filter { $0.lastPathComponent == String(parts[1]) } ?? []
         let file = try #require(files.first, "\(error.sourceFileID) is not in \(sources.path)")
         let lines = try String(contentsOf: file, encoding: .utf8).split(
             separator: "\n", omittingEmptySubsequences: false)
         try #require(error.sourceLine >= 1 && error.sourceLine <= lines.count)
-        #expect(lines[error.sourceLine - 1].contains("RealmError("), "\(file.path):\(error.sourceLine)")
-        // Shown for debugging, kept out of the user-facing message.
-        #expect(error.debugDescription.hasSuffix("(at \(error.sourceFileID):\(error.sourceLine))"))
-        #expect(!error.message.contains(error.sourceFileID) && !error.description.contains(error.sourceFileID))
+        return String(lines[error.sourceLine - 1])
     }
 
     @Test func aUserCreatedErrorRecordsTheCallersLocation() {
         let line = #line + 1
         let error = RealmError(.invalidValue, "Nope.")
         #expect(error.sourceFileID == #fileID && error.sourceLine == line)
-        #expect(error.errno == nil && error.fileOffset == nil && error.underlyingError == nil)
+        #expect(
+            error.errno == nil && error.fileOffset == nil && error.underlyingError == nil && error.systemCall == nil)
         #expect(error.debugDescription == "RealmError.invalidValue: Nope. (at \(#fileID):\(line))")
     }
 }

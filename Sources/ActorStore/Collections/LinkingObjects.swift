@@ -11,6 +11,9 @@ import ActorStorePersistence
 /// ```
 ///
 /// An object linked twice by one list appears twice. Unmanaged objects have no linking objects.
+///
+/// - Important: Linking objects belong to their object's ``Realm`` actor: use them only inside it (they are
+///   not `Sendable`); freeze the object (``Frozen``) to read them elsewhere.
 public final class LinkingObjects<Element: ObjectBase>: RandomAccessCollection, CustomStringConvertible {
     /// The linking property of `Element` this collection follows.
     public let originProperty: String

@@ -16,10 +16,14 @@ import Foundation
 ///
 /// An unmanaged list is a plain array. A managed list reads and writes its owner's row in the realm's
 /// current version; changing it needs a write transaction. A list may hold the same object several times.
-/// Not `Sendable`; freeze its owner (``Frozen``) or call ``freeze()`` to take its contents elsewhere.
+/// Not `Sendable`; freeze its owner (``Frozen``) or call ``freeze()->[Element]`` to take its contents elsewhere.
 ///
 /// A list of objects has its elements' properties as members (`person.dogs.age` is every dog's `age`), so
 /// typed key paths reach through it: `person.changes(keyPaths: [\.dogs.age])`.
+///
+/// - Important: A managed list belongs to its owner's ``Realm`` actor: use it only inside that actor (it is
+///   not `Sendable`, so the compiler keeps it there), and change it only in a write transaction, or the
+///   program stops with a message naming the call.
 @dynamicMemberLookup
 public final class List<Element: _RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     private var storage: [Element] = []
@@ -197,6 +201,7 @@ extension List where Element: ObjectBase {
     public subscript<V>(dynamicMember keyPath: KeyPath<Element, V>) -> [V] { map { $0[keyPath: keyPath] } }
 
     /// The position of an object in the list (the first occurrence), or nil.
+    /// - Complexity: O(n) in the list's length.
     public func index(of object: Element) -> Int? { firstIndex { $0.isSameObject(as: object) } }
 
     /// The objects, frozen at the owner's realm's current version. Unmanaged lists cannot be frozen.
@@ -214,6 +219,7 @@ extension List where Element: ObjectBase {
 
 extension List where Element: _PersistableScalar {
     /// The position of a value in the list (the first occurrence), or nil.
+    /// - Complexity: O(n) in the list's length.
     public func index(of value: Element) -> Int? {
         let target = value._rlmToStored.raw
         return firstIndex { $0._rlmToStored.raw == target }

@@ -17,6 +17,10 @@ extension String: _MapKey {}
 /// A managed map reads and writes its owner's row in the realm's current version; changing one needs a
 /// write transaction. Setting a key to `nil` removes it. Keys may not be empty or contain `.` or start
 /// with `$` (as in Realm).
+///
+/// - Important: A managed map belongs to its owner's ``Realm`` actor: use it only inside that actor (it is
+///   not `Sendable`, so the compiler keeps it there), and change it only in a write transaction, or the
+///   program stops with a message naming the call.
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStringConvertible {
     private var storage: [String: Value] = [:]
     let owner: ObjectBase?

@@ -14,6 +14,10 @@ import ActorStorePersistence
 ///
 /// A set of objects has its elements' properties as members (`person.friends.name` is every friend's
 /// `name`), so typed key paths reach through it: `person.changes(keyPaths: [\.friends.name])`.
+///
+/// - Important: A managed set belongs to its owner's ``Realm`` actor: use it only inside that actor (it is
+///   not `Sendable`, so the compiler keeps it there), and change it only in a write transaction, or the
+///   program stops with a message naming the call.
 @dynamicMemberLookup
 public final class MutableSet<Element: _RealmCollectionValue & Hashable>: Sequence, CustomStringConvertible {
     private var storage: [Element] = []

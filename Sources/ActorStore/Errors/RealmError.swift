@@ -3,8 +3,7 @@ import ActorStorePersistence
 /// The one error type ActorStore throws.
 ///
 /// A struct with an extensible ``Code`` (not an enum), so new failure kinds do not break code that
-/// switches over it. ``message`` is a full sentence saying what happened and what to do about it;
-/// ``underlyingError`` keeps the cause (an engine or system error) for logs.
+/// switches over it. ``message`` is a full sentence saying what happened and what to do about it.
 ///
 /// ```swift
 /// do {
@@ -18,10 +17,22 @@ import ActorStorePersistence
 /// (writing outside a write transaction, resolving a ``ThreadSafeReference`` twice) stop the program, with
 /// a message naming the API misused.
 ///
-/// Besides the message, an error carries its cause in readable form when there is one (``errno``, the
-/// system error number; ``fileOffset``, where in the file the damage is) and the place in ActorStore's
-/// sources that created it (``sourceFileID`` and ``sourceLine``), which ``debugDescription`` shows and
-/// ``message`` leaves out.
+/// Besides the message, an error carries its cause in readable form when there is one: ``systemCall``, the
+/// C function that failed (`open`, `pwrite`, `fsync`, ...); ``errno``, the error number it set;
+/// ``fileOffset``, where in the file the damage is or the failed read or write was. It also carries the
+/// place in ActorStore's sources where the failure was detected (``sourceFileID`` and ``sourceLine``),
+/// which ``debugDescription`` shows and ``message`` leaves out:
+///
+/// ```swift
+/// catch let error as RealmError {
+///     logger.error("\(error.debugDescription)")
+///     // RealmError.fileNotFound: Opening '/data/x/app.realm' failed: no such file or directory.
+///     //   [systemCall open, errno 2] (at ActorStorePersistence/PosixFileSystem.swift:16)
+/// }
+/// ```
+///
+/// ``underlyingError`` holds an error that is not ActorStore's own, when one caused this one: the error a
+/// migration block threw, or Foundation's.
 public struct RealmError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What kind of failure happened. Compare with the static members (`error.code == .diskFull`).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -82,18 +93,29 @@ public struct RealmError: Error, Sendable, CustomStringConvertible, CustomDebugS
     public var code: Code
     /// A sentence saying what happened and what to do.
     public var message: String
-    /// The error that caused this one, when there is one (for logs).
+    /// An error from outside ActorStore that caused this one, when there is one (for logs): the error a
+    /// migration block threw, or Foundation's. Failures of the file and the disk have none; their cause is
+    /// in ``systemCall``, ``errno`` and ``fileOffset``.
     public var underlyingError: (any Error & Sendable)?
+    /// The system call that failed (`open`, `pread`, `pwrite`, `fdatasync`, `flock`, `rename`, ...) when the
+    /// failure came from one; `nil` otherwise. ``errno`` is the error number it set.
+    public var systemCall: String?
     /// The operating system's error number (`errno`, as in `ENOENT` or `EACCES`) when the failure came
     /// from a system call; `nil` otherwise.
     public var errno: Int32?
     /// The byte offset in the realm file that the error concerns, when there is one: where the damage
-    /// starts for ``Code/corrupted``. `nil` otherwise.
+    /// starts for ``Code/corrupted``; where the failed read or write was, for a `pread` or `pwrite`
+    /// (``systemCall``). `nil` otherwise.
     public var fileOffset: UInt64?
-    /// The source file inside ActorStore that created this error, as `#fileID` spells it
+    /// The source file inside ActorStore where the failure was detected, as `#fileID` spells it
     /// (`"ActorStore/Realm.swift"`). For diagnosis and bug reports; not part of ``message``.
+    ///
+    /// For a failure the storage engine detects (the file, the disk, damage), this is the line in the engine
+    /// (module `ActorStorePersistence`) that made the error: the system call's wrapper, the check that found
+    /// the damage, or the helper that words that kind of failure. For other failures it is where ActorStore
+    /// made the error. An error you create yourself records your call site.
     public let sourceFileID: String
-    /// The line in ``sourceFileID`` that created this error.
+    /// The line in ``sourceFileID`` where the failure was detected.
     public let sourceLine: Int
 
     /// Creates an error. ActorStore creates these; user code rarely needs to.
@@ -104,17 +126,19 @@ public struct RealmError: Error, Sendable, CustomStringConvertible, CustomDebugS
     ///   - underlyingError: The error that caused this one, if any.
     ///   - errno: The system error number, if the failure came from a system call.
     ///   - fileOffset: The byte offset in the file the error concerns, if any.
+    ///   - systemCall: The system call that failed, if the failure came from one.
     ///   - fileID: Where the error is created; leave the default (the caller's `#fileID`).
     ///   - line: Where the error is created; leave the default (the caller's `#line`).
     public init(
         _ code: Code, _ message: String, underlyingError: (any Error & Sendable)? = nil, errno: Int32? = nil,
-        fileOffset: UInt64? = nil, fileID: String = #fileID, line: Int = #line
+        fileOffset: UInt64? = nil, systemCall: String? = nil, fileID: String = #fileID, line: Int = #line
     ) {
         self.code = code
         self.message = message
         self.underlyingError = underlyingError
         self.errno = errno
         self.fileOffset = fileOffset
+        self.systemCall = systemCall
         self.sourceFileID = fileID
         self.sourceLine = line
     }
@@ -122,10 +146,12 @@ public struct RealmError: Error, Sendable, CustomStringConvertible, CustomDebugS
     /// `RealmError.<code>: <message>`, as shown to users.
     public var description: String { "RealmError.\(code): \(message)" }
 
-    /// ``description`` followed by the cause's details (``errno``, ``fileOffset``) and the source location,
-    /// as in `RealmError.corrupted: ... [fileOffset 4096] (at ActorStore/Realm.swift:122)`.
+    /// ``description`` followed by the cause's details (``systemCall``, ``errno``, ``fileOffset``) and the
+    /// source location, as in
+    /// `RealmError.ioFailure: ... [systemCall pwrite, errno 5, fileOffset 4096] (at ActorStorePersistence/PosixFileSystem.swift:38)`.
     public var debugDescription: String {
         var details: [String] = []
+        if let systemCall { details.append("systemCall \(systemCall)") }
         if let errno { details.append("errno \(errno)") }
         if let fileOffset { details.append("fileOffset \(fileOffset)") }
         let cause = details.isEmpty ? "" : " [\(details.joined(separator: ", "))]"
@@ -151,12 +177,13 @@ extension RealmError.Code {
 }
 
 extension RealmError {
-    /// The public form of an engine error: its code mapped by ``Code/init(_:)``, its message, and its
-    /// `errno` and offset as ``errno`` and ``fileOffset``; the engine error stays as ``underlyingError``.
-    /// The source location is the caller's (where ActorStore converts the error).
-    package init(_ error: StorageError, fileID: String = #fileID, line: Int = #line) {
+    /// The public form of an engine error: its code mapped by ``Code/init(_:)``, its message, its system
+    /// call, `errno` and offset as ``systemCall``, ``errno`` and ``fileOffset``, and the engine's source
+    /// location (where the failure was detected). Nothing is left in a type users cannot read: there is no
+    /// ``underlyingError``.
+    package init(_ error: StorageError) {
         self.init(
-            Code(error.code), error.message, underlyingError: error, errno: error.errno,
-            fileOffset: error.offset?.rawValue, fileID: fileID, line: line)
+            Code(error.code), error.message, errno: error.errno, fileOffset: error.offset?.rawValue,
+            systemCall: error.systemCall, fileID: error.fileID, line: error.line)
     }
 }

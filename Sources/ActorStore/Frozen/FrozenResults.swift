@@ -187,21 +187,25 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     }
 
     /// The smallest value of a property among the matches; nil if there are none.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func min<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
         QueryCalls.convert(try aggregate(property, .min), to: T.self)
     }
 
     /// The largest value of a property among the matches; nil if there are none.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func max<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
         QueryCalls.convert(try aggregate(property, .max), to: T.self)
     }
 
     /// The sum of a numeric property over the matches.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func sum<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T {
         QueryCalls.convert(try aggregate(property, .sum), to: T.self) ?? T._rlmScalarDefault
     }
 
     /// The average of a numeric property over the matches; nil if there are none.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func average<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
         QueryCalls.convert(try aggregate(property, .avg), to: T.self)
     }

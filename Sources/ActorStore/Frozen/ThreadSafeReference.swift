@@ -11,6 +11,9 @@ import ActorStorePersistence
 /// advancing the realm first if the reference was made at a newer version — or nil if the object was
 /// deleted meanwhile. A reference can be resolved once; resolving it twice is a programmer error. Until
 /// it is resolved or released it pins the version it was made at.
+///
+/// - Important: Resolve a reference once, in a ``Realm`` on the same file; a second resolve stops the
+///   program. Release unresolved references: each pins its version, which compaction cannot reclaim.
 public final class ThreadSafeReference<Confined>: Sendable {
     enum Target: Sendable {
         case object(className: String, key: ObjectKey)

@@ -135,6 +135,7 @@ public final class DynamicResults: RandomAccessCollection {
     public var last: DynamicObject? { isEmpty ? nil : self[count - 1] }
 
     /// The position of `object` in the results, or nil.
+    /// - Complexity: O(n) in the matches.
     public func index(of object: DynamicObject) -> Int? {
         guard object.source === source, object.className == className else { return nil }
         return keys.firstIndex(of: object.key)

@@ -7,6 +7,9 @@ import Foundation
 /// or *managed* (it refers to one row of a realm and every property access reads or writes that realm's
 /// current version). Managed objects are not `Sendable`: they stay inside the ``Realm`` actor that produced
 /// them, and the compiler enforces it. Use ``Frozen`` values or a ``ThreadSafeReference`` to cross.
+///
+/// - Important: Read and write a managed object only inside its ``Realm`` actor, and change it only in a
+///   write transaction: a change outside one stops the program with a message naming the class.
 open class ObjectBase: CustomStringConvertible {
     /// Unmanaged property values, indexed by property ordinal. Empty once managed.
     // `@exclusivity(unchecked)` here and on `_managed`: an object is confined to one actor (or, unmanaged, to

@@ -2,8 +2,11 @@ import ActorStorePersistence
 import Foundation
 
 /// Keeps a closure observation (`observe(…)`) alive: delivery stops at ``invalidate()`` or when the token
-/// is released, as in Realm. Pass tokens to ``Realm/write(withoutNotifying:_:)`` to keep their observers
+/// is released, as in Realm. Pass tokens to ``Realm/write(withoutNotifying:_:)->_`` to keep their observers
 /// from hearing about one commit.
+///
+/// - Important: Keep the token as long as you want deliveries: releasing it stops them, as
+///   ``invalidate()`` does.
 public final class NotificationToken: Sendable {
     let subscription: ChangeSubscription?
     private let task: Locked<Task<Void, Never>?>
@@ -55,14 +58,14 @@ enum ClosureObservation {
 extension Results {
     /// Calls `block` with the results' changes (``RealmCollectionChange``, collections frozen), in order, on
     /// a background task, until the token is invalidated or released. Observation is registered when this
-    /// returns, so a later ``Realm/write(withoutNotifying:_:)`` with the token skips it.
-    /// - Parameter keyPaths: only changes to these key paths count as modifications (nil: all).
+    /// returns, so a later ``Realm/write(withoutNotifying:_:)->_`` with the token skips it.
+    /// - Parameters:
+    ///   - keyPaths: only changes to these key paths count as modifications (nil: all).
+    ///   - block: called with each change.
     public func observe(
         keyPaths: [String]? = nil, _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
-        observeCollection(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
-            change in block(change)
-        }
+        ClosureObservation.observe(changes(observing: keyPaths), block)
     }
 
     /// Calls `block` with the results' changes, where only the given key paths (`\.name`, `\.dogs.age`)
@@ -71,7 +74,7 @@ extension Results {
         keyPaths: [PartialKeyPath<Element>],
         _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
-        observeCollection(.success(changes(keyPaths: keyPaths))) { change in block(change) }
+        ClosureObservation.observe(.success(changes(keyPaths: keyPaths)), block)
     }
 
     /// Calls `block` isolated to `actor` with the results' changes, in order, until the token is invalidated
@@ -80,9 +83,7 @@ extension Results {
         keyPaths: [String]? = nil, on actor: A,
         _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
-        observeCollection(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
-            change in await ClosureObservation.call(actor, change, block)
-        }
+        ClosureObservation.observe(changes(observing: keyPaths)) { await ClosureObservation.call(actor, $0, block) }
     }
 
     /// Calls `block` isolated to `actor` with the results' changes, where only the given key paths count as
@@ -91,27 +92,14 @@ extension Results {
         keyPaths: [PartialKeyPath<Element>], on actor: A,
         _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
-        observeCollection(.success(changes(keyPaths: keyPaths))) { change in
-            await ClosureObservation.call(actor, change, block)
+        ClosureObservation.observe(.success(changes(keyPaths: keyPaths))) {
+            await ClosureObservation.call(actor, $0, block)
         }
     }
 
-    private func observeCollection(
-        _ changes: Result<CollectionChanges<Element>, RealmError>,
-        _ deliver: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) async -> Void
-    ) -> NotificationToken {
-        let sequence: CollectionChanges<Element>
-        switch changes {
-        case .success(let changes): sequence = changes
-        case .failure(let failure):
-            return ClosureObservation.start(
-                subscription: nil, next: { () -> RealmCollectionChange<FrozenResults<Element>>? in .error(failure) },
-                deliver: deliver)
-        }
-        let core = CollectionIteratorCore<Element>(sequence.source)
-        let subscription = try? core.start().get()
-        return ClosureObservation.start(
-            subscription: subscription, next: { await core.next()?.change }, deliver: deliver)
+    /// The changes `observe(keyPaths:)` delivers, or why there are none (a key path naming no property).
+    private func changes(observing keyPaths: [String]?) -> Result<CollectionChanges<Element>, RealmError> {
+        Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }
     }
 }
 
@@ -122,9 +110,7 @@ extension _ObjectFreezing where Self: Object {
     public func observe(
         keyPaths: [String]? = nil, _ block: @escaping @Sendable (ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        observeObject(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
-            change in block(change)
-        }
+        ClosureObservation.observe(changes(observing: keyPaths), block)
     }
 
     /// Calls `block` with this object's changes, where only the given key paths (`\.name`, `\.dogs.age`)
@@ -132,7 +118,7 @@ extension _ObjectFreezing where Self: Object {
     public func observe(
         keyPaths: [PartialKeyPath<Self>], _ block: @escaping @Sendable (ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        observeObject(.success(changes(keyPaths: keyPaths))) { change in block(change) }
+        ClosureObservation.observe(.success(changes(keyPaths: keyPaths)), block)
     }
 
     /// Calls `block` isolated to `actor` with this object's changes, in order, until the token is
@@ -141,9 +127,7 @@ extension _ObjectFreezing where Self: Object {
         keyPaths: [String]? = nil, on actor: A,
         _ block: @escaping @Sendable (isolated A, ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        observeObject(Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }) {
-            change in await ClosureObservation.call(actor, change, block)
-        }
+        ClosureObservation.observe(changes(observing: keyPaths)) { await ClosureObservation.call(actor, $0, block) }
     }
 
     /// Calls `block` isolated to `actor` with this object's changes, where only the given key paths count,
@@ -152,25 +136,14 @@ extension _ObjectFreezing where Self: Object {
         keyPaths: [PartialKeyPath<Self>], on actor: A,
         _ block: @escaping @Sendable (isolated A, ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        observeObject(.success(changes(keyPaths: keyPaths))) { change in
-            await ClosureObservation.call(actor, change, block)
+        ClosureObservation.observe(.success(changes(keyPaths: keyPaths))) {
+            await ClosureObservation.call(actor, $0, block)
         }
     }
 
-    private func observeObject(
-        _ changes: Result<ObjectChanges<Self>, RealmError>,
-        _ deliver: @escaping @Sendable (ObjectChange<Frozen<Self>>) async -> Void
-    ) -> NotificationToken {
-        let sequence: ObjectChanges<Self>
-        switch changes {
-        case .success(let changes): sequence = changes
-        case .failure(let failure):
-            return ClosureObservation.start(
-                subscription: nil, next: { () -> ObjectChange<Frozen<Self>>? in .error(failure) }, deliver: deliver)
-        }
-        let core = ObjectIteratorCore<Self>(sequence)
-        let subscription = try? core.start().get()
-        return ClosureObservation.start(subscription: subscription, next: { await core.next() }, deliver: deliver)
+    /// The changes `observe(keyPaths:)` delivers, or why there are none (a key path naming no property).
+    private func changes(observing keyPaths: [String]?) -> Result<ObjectChanges<Self>, RealmError> {
+        Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }
     }
 }
 
@@ -178,9 +151,7 @@ extension Realm {
     /// Calls `block` after every commit to the file (see ``changes``), on a background task, until the
     /// token is invalidated or released.
     public nonisolated func observe(_ block: @escaping @Sendable (RealmChange) -> Void) -> NotificationToken {
-        let core = RealmIteratorCore(changes)
-        let subscription = core.start()
-        return ClosureObservation.start(subscription: subscription, next: { await core.next() }) { block($0) }
+        ClosureObservation.observe(.success(changes), block)
     }
 
     /// Runs `block` in a write transaction and commits it without notifying the observers of `tokens` of
@@ -190,46 +161,43 @@ extension Realm {
     public func write<Result: Sendable>(
         withoutNotifying tokens: [NotificationToken], _ block: @Sendable (isolated Realm) throws -> Result
     ) async throws -> Result {
-        try await beginWrite()
-        let session = context.session
-        let result: Result
-        do {
-            result = try block(self)
-        } catch {
-            if session != nil, context.session === session { cancelWrite() }
-            throw error
+        try await write { realm in
+            realm.silence(tokens)
+            return try block(realm)
         }
-        if session != nil, context.session === session { try await commitWrite(withoutNotifying: tokens) }
-        return result
     }
 
     /// Runs `block` in a write transaction and commits it without notifying the observers of `tokens` (the
     /// form for blocks without a result).
     public func write(
         withoutNotifying tokens: [NotificationToken], _ block: @Sendable (isolated Realm) throws -> Void
-    )
-        async throws
-    {
-        let _: Int = try await write(withoutNotifying: tokens) { realm in
+    ) async throws {
+        try await write { realm in
+            realm.silence(tokens)
             try block(realm)
-            return 0
         }
     }
 
     /// Commits the open write transaction (see ``commitWrite()``) without notifying the observers of
     /// `tokens` of it.
     public func commitWrite(withoutNotifying tokens: [NotificationToken]) async throws {
-        if let session = context.session {
-            session.transaction.silencedSubscriptions = Set(tokens.compactMap { $0.subscription?.id })
-        }
+        silence(tokens)
         try await commitWrite()
+    }
+
+    /// Keeps the observers of `tokens` from hearing about the open transaction's commit (nothing when no
+    /// transaction is open).
+    private func silence(_ tokens: [NotificationToken]) {
+        context.session?.transaction.silencedSubscriptions = Set(tokens.compactMap { $0.subscription?.id })
     }
 }
 
 extension _QueryableCollection {
     /// Calls `block` with the changes of the collection's members (see `changes`: membership, order and the
     /// members' properties), in order, on a background task, until the token is invalidated or released.
-    /// - Parameter keyPaths: only changes to these key paths count as modifications (nil: all).
+    /// - Parameters:
+    ///   - keyPaths: only changes to these key paths count as modifications (nil: all).
+    ///   - block: called with each change.
     public func observe(
         keyPaths: [String]? = nil, _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
     ) -> NotificationToken {
@@ -268,7 +236,7 @@ extension List where Element: _PersistableScalar & Sendable {
     /// Calls `block` with this list's changes (see `changes`), in order, on a background task, until the
     /// token is invalidated or released.
     public func observe(_ block: @escaping @Sendable (RealmCollectionChange<[Element]>) -> Void) -> NotificationToken {
-        changes.observe { block($0) }
+        ClosureObservation.observe(.success(changes), block)
     }
 
     /// Calls `block` isolated to `actor` with this list's changes, in order, until the token is invalidated
@@ -276,7 +244,7 @@ extension List where Element: _PersistableScalar & Sendable {
     public func observe<A: Actor>(
         on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[Element]>) -> Void
     ) -> NotificationToken {
-        changes.observe { await ClosureObservation.call(actor, $0, block) }
+        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
     }
 }
 
@@ -284,7 +252,7 @@ extension MutableSet where Element: _PersistableScalar & Sendable {
     /// Calls `block` with this set's changes (see `changes`), in order, on a background task, until the
     /// token is invalidated or released.
     public func observe(_ block: @escaping @Sendable (RealmCollectionChange<[Element]>) -> Void) -> NotificationToken {
-        changes.observe { block($0) }
+        ClosureObservation.observe(.success(changes), block)
     }
 
     /// Calls `block` isolated to `actor` with this set's changes, in order, until the token is invalidated
@@ -292,7 +260,7 @@ extension MutableSet where Element: _PersistableScalar & Sendable {
     public func observe<A: Actor>(
         on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[Element]>) -> Void
     ) -> NotificationToken {
-        changes.observe { await ClosureObservation.call(actor, $0, block) }
+        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
     }
 }
 
@@ -302,7 +270,7 @@ extension Map where Value: _PersistableScalar & Sendable {
     public func observe(
         _ block: @escaping @Sendable (RealmCollectionChange<[String: Value]>) -> Void
     ) -> NotificationToken {
-        changes.observe { block($0) }
+        ClosureObservation.observe(.success(changes), block)
     }
 
     /// Calls `block` isolated to `actor` with this map's changes, in order, until the token is invalidated
@@ -310,7 +278,7 @@ extension Map where Value: _PersistableScalar & Sendable {
     public func observe<A: Actor>(
         on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[String: Value]>) -> Void
     ) -> NotificationToken {
-        changes.observe { await ClosureObservation.call(actor, $0, block) }
+        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
     }
 }
 
@@ -320,7 +288,7 @@ extension Map where Value: _OptionalObject {
     public func observe(
         _ block: @escaping @Sendable (RealmCollectionChange<[String: Frozen<Value._Object>?]>) -> Void
     ) -> NotificationToken {
-        changes.observe { block($0) }
+        ClosureObservation.observe(.success(changes), block)
     }
 
     /// Calls `block` isolated to `actor` with this map's changes, in order, until the token is invalidated
@@ -329,6 +297,6 @@ extension Map where Value: _OptionalObject {
         on actor: A,
         _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[String: Frozen<Value._Object>?]>) -> Void
     ) -> NotificationToken {
-        changes.observe { await ClosureObservation.call(actor, $0, block) }
+        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
     }
 }

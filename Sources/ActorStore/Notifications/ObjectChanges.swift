@@ -235,7 +235,7 @@ final class ObjectObservation {
 /// ```
 /// Changes are compared with the version the object was read at when the sequence was made; commits
 /// made while the consumer is busy coalesce into one delivery.
-public struct ObjectChanges<T: Object>: AsyncSequence, Sendable {
+public struct ObjectChanges<T: Object>: AsyncSequence, Sendable, ChangeStream {
     public typealias Element = ObjectChange<Frozen<T>>
     public typealias Failure = Never
 
@@ -243,64 +243,51 @@ public struct ObjectChanges<T: Object>: AsyncSequence, Sendable {
     let key: ObjectKey
     let keyPaths: [[String]]?
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: ObjectIteratorCore(self)) }
+    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
 
     /// Iterates the changes.
     public struct Iterator: AsyncIteratorProtocol {
-        let core: ObjectIteratorCore<T>
+        let core: ChangeIterator<ObjectChanges<T>>
 
         /// The next change; nil once observation ended.
         public mutating func next() async -> ObjectChange<Frozen<T>>? { await core.next() }
     }
-}
 
-/// The state of one object iteration.
-final class ObjectIteratorCore<T: Object> {
-    private let source: ObjectChanges<T>
-    private var observation: ObjectObservation?
-    private var started = false
-    private var done = false
+    func subscribe() throws(RealmError) -> ObjectFeed<T> { try ObjectFeed(self) }
 
-    init(_ source: ObjectChanges<T>) { self.source = source }
-
-    @discardableResult
-    func start() -> Result<ChangeSubscription, RealmError> {
-        if let observation { return .success(observation.subscription) }
-        started = true
-        do throws(RealmError) {
-            let info = ClassRegistry.info(for: T.self)
-            let file = try ObservedFile(engine: source.origin.engine, fileKey: source.origin.fileKey, root: info)
-            let observation = try ObjectObservation(
-                file: file, info: info, key: source.key, keyPaths: source.keyPaths, origin: source.origin)
-            self.observation = observation
-            return .success(observation.subscription)
-        } catch {
-            return .failure(error)
+    static func element(_ delivery: Result<ObjectChange<Frozen<T>>, RealmError>) -> Element? {
+        switch delivery {
+        case .success(let change): change
+        case .failure(let error): .error(error)
         }
     }
+}
 
-    func next() async -> ObjectChange<Frozen<T>>? {
-        guard !done else { return nil }
-        if !started, case .failure(let error) = start() {
-            done = true
-            return .error(error)
-        }
-        guard let observation else { return nil }
-        do throws(RealmError) {
-            switch try await observation.next() {
-            case .change(let context, let properties, _, _)?:
-                guard let frozen = context.frozen(T.self, source.key) else { return .deleted }
-                return .change(frozen, properties)
-            case .deleted?:
-                done = true
-                return .deleted
-            case nil:
-                done = true
-                return nil
-            }
-        } catch {
-            done = true
-            return .error(error)
+/// The deliveries of an object observation: the object frozen at each version that changed it, with the
+/// changed properties; `.deleted` last.
+final class ObjectFeed<T: Object>: ChangeFeed {
+    private let key: ObjectKey
+    private let observation: ObjectObservation
+
+    init(_ source: ObjectChanges<T>) throws(RealmError) {
+        let info = ClassRegistry.info(for: T.self)
+        let file = try ObservedFile(engine: source.origin.engine, fileKey: source.origin.fileKey, root: info)
+        self.key = source.key
+        self.observation = try ObjectObservation(
+            file: file, info: info, key: source.key, keyPaths: source.keyPaths, origin: source.origin)
+    }
+
+    var subscription: ChangeSubscription { observation.subscription }
+
+    func next() async throws(RealmError) -> (delivery: ObjectChange<Frozen<T>>, isLast: Bool)? {
+        switch try await observation.next() {
+        case .change(let context, let properties, _, _)?:
+            guard let frozen = context.frozen(T.self, key) else { return (.deleted, false) }
+            return (.change(frozen, properties), false)
+        case .deleted?:
+            return (.deleted, true)
+        case nil:
+            return nil
         }
     }
 }

@@ -232,7 +232,7 @@ final class QueryObservation {
 /// new one. A consumer slower than the commits gets one update covering all of them, never a backlog.
 /// Observation begins at the first `next()` and stops when iteration ends or its task is cancelled, which
 /// releases the versions it held.
-public struct CollectionChanges<T: Object>: AsyncSequence, Sendable {
+public struct CollectionChanges<T: Object>: AsyncSequence, Sendable, ChangeStream {
     public typealias Element = RealmCollectionChange<FrozenResults<T>>
     public typealias Failure = Never
 
@@ -241,37 +241,48 @@ public struct CollectionChanges<T: Object>: AsyncSequence, Sendable {
     /// The same deliveries with every index set (including modifications as old indices).
     public var detailed: DetailedCollectionChanges<T> { DetailedCollectionChanges(source: source) }
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: CollectionIteratorCore(source)) }
+    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
 
     /// Iterates the changes.
     public struct Iterator: AsyncIteratorProtocol {
-        let core: CollectionIteratorCore<T>
+        let core: ChangeIterator<CollectionChanges<T>>
 
         /// The next change; nil once observation ended.
-        public mutating func next() async -> RealmCollectionChange<FrozenResults<T>>? {
-            await core.next()?.change
+        public mutating func next() async -> RealmCollectionChange<FrozenResults<T>>? { await core.next() }
+    }
+
+    func subscribe() throws(RealmError) -> QueryFeed<T> { try QueryFeed(source) }
+
+    static func element(_ delivery: Result<CollectionChangeSet<FrozenResults<T>>, RealmError>) -> Element? {
+        switch delivery {
+        case .success(let set): set.change
+        case .failure(let error): .error(error)
         }
     }
 }
 
 /// The changes of a collection with every index set: see ``CollectionChanges/detailed``.
-public struct DetailedCollectionChanges<T: Object>: AsyncSequence, Sendable {
+public struct DetailedCollectionChanges<T: Object>: AsyncSequence, Sendable, ChangeStream {
     public typealias Element = CollectionChangeSet<FrozenResults<T>>
     public typealias Failure = Never
 
     let source: CollectionSource
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: CollectionIteratorCore(source)) }
+    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
 
     /// Iterates the changes.
     public struct Iterator: AsyncIteratorProtocol {
-        let core: CollectionIteratorCore<T>
+        let core: ChangeIterator<DetailedCollectionChanges<T>>
 
         /// The next change set; nil once observation ended.
-        public mutating func next() async -> CollectionChangeSet<FrozenResults<T>>? {
-            guard case .changeSet(let set)? = await core.next() else { return nil }
-            return set
-        }
+        public mutating func next() async -> CollectionChangeSet<FrozenResults<T>>? { await core.next() }
+    }
+
+    func subscribe() throws(RealmError) -> QueryFeed<T> { try QueryFeed(source) }
+
+    /// A change set has no form for an error: the sequence ends.
+    static func element(_ delivery: Result<CollectionChangeSet<FrozenResults<T>>, RealmError>) -> Element? {
+        try? delivery.get()
     }
 }
 
@@ -285,80 +296,28 @@ struct CollectionSource: Sendable {
     let keyPaths: [[String]]?
 }
 
-/// One delivery of ``CollectionIteratorCore``.
-enum CollectionDelivery<T: Object> {
-    case changeSet(CollectionChangeSet<FrozenResults<T>>)
-    case failure(RealmError)
+/// The deliveries of a collection observation: the query's matches at each version, frozen, with their
+/// difference from the previous delivery.
+final class QueryFeed<T: Object>: ChangeFeed {
+    private let query: QueryDescription
+    private let observation: QueryObservation
 
-    var change: RealmCollectionChange<FrozenResults<T>> {
-        switch self {
-        case .changeSet(let set): set.change
-        case .failure(let error): .error(error)
-        }
-    }
-}
-
-/// The state of one iteration: started at the first `next()` (or by ``start()``), ended by the
-/// observation ending, an error, or release.
-final class CollectionIteratorCore<T: Object> {
-    private let source: CollectionSource
-    private var observation: QueryObservation?
-    private var started = false
-    private var done = false
-
-    init(_ source: CollectionSource) { self.source = source }
-
-    /// Subscribes now (so that an observer registered by `observe(_:)` sees every later commit).
-    /// - Returns: the subscription, or the error that ended observation before it began.
-    @discardableResult
-    func start() -> Result<ChangeSubscription, RealmError> {
-        if let observation { return .success(observation.subscription) }
-        started = true
-        do throws(RealmError) {
-            let file = try ObservedFile(engine: source.engine, fileKey: source.fileKey, root: source.info)
-            let observation = try QueryObservation(
-                file: file, info: source.info, query: source.query, keyPaths: source.keyPaths)
-            self.observation = observation
-            return .success(observation.subscription)
-        } catch {
-            return .failure(error)
-        }
+    init(_ source: CollectionSource) throws(RealmError) {
+        let file = try ObservedFile(engine: source.engine, fileKey: source.fileKey, root: source.info)
+        self.query = source.query
+        self.observation = try QueryObservation(
+            file: file, info: source.info, query: source.query, keyPaths: source.keyPaths)
     }
 
-    func next() async -> CollectionDelivery<T>? {
-        guard !done else { return nil }
-        if !started, case .failure(let error) = start() {
-            done = true
-            return .failure(error)
-        }
-        guard let observation else {
-            done = true
-            return nil
-        }
-        do throws(RealmError) {
-            guard let delivery = try await observation.next() else {
-                done = true
-                self.observation = nil
-                return nil
-            }
-            let results = FrozenResults<T>(context: delivery.context, query: source.query, keys: delivery.keys)
-            let diff = delivery.diff ?? CollectionDiff()
-            return .changeSet(
-                CollectionChangeSet(
-                    collection: results, isInitial: delivery.diff == nil, deletions: diff.deletions,
-                    insertions: diff.insertions, modifications: diff.modifications,
-                    modificationsInOld: diff.modificationsInOld))
-        } catch {
-            done = true
-            self.observation = nil
-            return .failure(error)
-        }
-    }
+    var subscription: ChangeSubscription { observation.subscription }
 
-    /// Stops observing.
-    func cancel() {
-        done = true
-        observation?.subscription.cancel()
-        observation = nil
+    func next() async throws(RealmError) -> (delivery: CollectionChangeSet<FrozenResults<T>>, isLast: Bool)? {
+        guard let delivery = try await observation.next() else { return nil }
+        let results = FrozenResults<T>(context: delivery.context, query: query, keys: delivery.keys)
+        let diff = delivery.diff ?? CollectionDiff()
+        let set = CollectionChangeSet(
+            collection: results, isInitial: delivery.diff == nil, deletions: diff.deletions,
+            insertions: diff.insertions, modifications: diff.modifications, modificationsInOld: diff.modificationsInOld)
+        return (set, false)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 
 /// Every commit to a realm's file, by any `Realm` on it, as an `AsyncSequence` usable from any task: see
 /// ``Realm/changes``.
-public struct RealmChanges: AsyncSequence, Sendable {
+public struct RealmChanges: AsyncSequence, Sendable, ChangeStream {
     public typealias Element = RealmChange
     public typealias Failure = Never
 
@@ -12,53 +12,48 @@ public struct RealmChanges: AsyncSequence, Sendable {
     /// The newest version when the sequence was made: commits after it are delivered.
     let after: Version
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: RealmIteratorCore(self)) }
+    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
 
     /// Iterates the commits.
     public struct Iterator: AsyncIteratorProtocol {
-        let core: RealmIteratorCore
+        let core: ChangeIterator<RealmChanges>
 
         /// The next commit (with coalescing, the newest of those since the last one); nil once observation
         /// ended.
         public mutating func next() async -> RealmChange? { await core.next() }
     }
+
+    func subscribe() throws(RealmError) -> RealmFeed { try RealmFeed(self) }
+
+    /// A file that cannot be observed (every `Realm` on it closed) ends the sequence without an element.
+    static func element(_ delivery: Result<RealmChange, RealmError>) -> Element? { try? delivery.get() }
 }
 
-/// The state of one iteration of ``RealmChanges``.
-final class RealmIteratorCore {
-    private let source: RealmChanges
-    private var file: ObservedFile?
-    private var subscription: ChangeSubscription?
-    private var context: FrozenContext?
+/// The deliveries of a file observation: each commit that changed something, as a frozen realm.
+final class RealmFeed: ChangeFeed {
+    private let file: ObservedFile
+    let subscription: ChangeSubscription
+    private var context: FrozenContext
     private var ready: [RealmChange] = []
-    private var started = false
 
-    init(_ source: RealmChanges) { self.source = source }
-
-    deinit { subscription?.cancel() }
-
-    @discardableResult
-    func start() -> ChangeSubscription? {
-        if let subscription { return subscription }
-        guard !started else { return nil }
-        started = true
-        guard let file = try? ObservedFile(engine: source.engine, fileKey: source.fileKey, root: nil),
-            let (subscription, snapshot, _) = try? file.engine.subscribe(tables: nil, after: source.after)
-        else { return nil }
+    init(_ source: RealmChanges) throws(RealmError) {
+        let file = try ObservedFile(engine: source.engine, fileKey: source.fileKey, root: nil)
+        let (subscription, snapshot, _): (ChangeSubscription, Snapshot, Bool)
+        do throws(StorageError) {
+            (subscription, snapshot, _) = try file.engine.subscribe(tables: nil, after: source.after)
+        } catch {
+            throw RealmError(error)
+        }
         self.file = file
         self.subscription = subscription
         self.context = file.context(snapshot, reusing: nil)
-        return subscription
     }
 
-    func next() async -> RealmChange? {
-        start()
-        guard let file, let subscription else { return nil }
+    deinit { subscription.cancel() }
+
+    func next() async throws(RealmError) -> (delivery: RealmChange, isLast: Bool)? {
         while ready.isEmpty {
-            guard let batches = await subscription.next() else {
-                self.subscription = nil
-                return nil
-            }
+            guard let batches = await subscription.next() else { return nil }
             for batch in batches {
                 if !batch.changes.isEmpty {
                     let context = file.context(batch.snapshot, reusing: batch.changes.schemaChanged ? nil : context)
@@ -68,7 +63,7 @@ final class RealmIteratorCore {
                 if let silent = batch.silentlyThrough { context = file.context(silent, reusing: nil) }
             }
         }
-        return ready.removeFirst()
+        return (ready.removeFirst(), false)
     }
 }
 

@@ -12,7 +12,7 @@ import Foundation
 /// objects, also a key whose object changed (its properties, or those of objects it links to, up to four
 /// links away; `changes(keyPaths:)` narrows this to the given properties of the map's objects). When the
 /// owner is deleted, a last update removes every element and the sequence ends.
-public struct ValueCollectionChanges<Collection: Sendable>: AsyncSequence, Sendable {
+public struct ValueCollectionChanges<Collection: Sendable>: AsyncSequence, Sendable, ChangeStream {
     public typealias Element = RealmCollectionChange<Collection>
     public typealias Failure = Never
 
@@ -27,26 +27,43 @@ public struct ValueCollectionChanges<Collection: Sendable>: AsyncSequence, Senda
     let elementPaths: [[String]]?
     let holdsObjects: Bool
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: ValueCollectionIteratorCore(self)) }
+    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
 
     /// Iterates the changes.
     public struct Iterator: AsyncIteratorProtocol {
-        let core: ValueCollectionIteratorCore<Collection>
+        let core: ChangeIterator<ValueCollectionChanges<Collection>>
 
         /// The next change; nil once observation ended.
         public mutating func next() async -> RealmCollectionChange<Collection>? { await core.next() }
     }
+
+    func subscribe() throws(RealmError) -> ValueCollectionFeed<Collection> { try ValueCollectionFeed(self) }
+
+    static func element(_ delivery: Result<RealmCollectionChange<Collection>, RealmError>) -> Element? {
+        switch delivery {
+        case .success(let change): change
+        case .failure(let error): .error(error)
+        }
+    }
 }
 
-/// The state of one iteration of ``ValueCollectionChanges``: an object observation of the one property,
-/// diffing its stored value between deliveries.
-final class ValueCollectionIteratorCore<Collection: Sendable> {
+/// The deliveries of a ``ValueCollectionChanges``: an object observation of the one property, diffing its
+/// stored value between deliveries; first the collection as it was read.
+final class ValueCollectionFeed<Collection: Sendable>: ChangeFeed {
     private let source: ValueCollectionChanges<Collection>
-    private var observation: ObjectObservation?
+    private let observation: ObjectObservation
+    /// The value last delivered; nil before the first (initial) delivery.
     private var previous: Value?
-    private var done = false
 
-    init(_ source: ValueCollectionChanges<Collection>) { self.source = source }
+    /// Registers the observation: from here on, commits are remembered for this iteration.
+    init(_ source: ValueCollectionChanges<Collection>) throws(RealmError) {
+        self.source = source
+        let file = try ObservedFile(engine: source.origin.engine, fileKey: source.origin.fileKey, root: source.info)
+        self.observation = try ObjectObservation(
+            file: file, info: source.info, key: source.key, origin: source.origin, watch: Self.watch(source))
+    }
+
+    var subscription: ChangeSubscription { observation.subscription }
 
     private func column(in store: some ReadableStore) -> (TableID, Int)? {
         guard let table = store.tableID(named: source.info.className),
@@ -82,51 +99,23 @@ final class ValueCollectionIteratorCore<Collection: Sendable> {
         }
     }
 
-    /// Registers the observation (at most once): from here on, commits are remembered for this iteration.
-    @discardableResult
-    func start() -> Result<ChangeSubscription, RealmError> {
-        if let observation { return .success(observation.subscription) }
-        do throws(RealmError) {
-            let file = try ObservedFile(engine: source.origin.engine, fileKey: source.origin.fileKey, root: source.info)
-            let observation = try ObjectObservation(
-                file: file, info: source.info, key: source.key, origin: source.origin, watch: Self.watch(source))
-            self.observation = observation
-            return .success(observation.subscription)
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    func next() async -> RealmCollectionChange<Collection>? {
-        guard !done else { return nil }
+    func next() async throws(RealmError) -> (delivery: RealmCollectionChange<Collection>, isLast: Bool)? {
         guard let previous else {
-            if case .failure(let error) = start() {
-                done = true
-                return .error(error)
-            }
             let initial = value(in: source.origin.snapshot)
             self.previous = initial
-            return .initial(source.decode(initial, source.origin))
+            return (.initial(source.decode(initial, source.origin)), false)
         }
-        guard let observation else { return nil }
-        do throws(RealmError) {
-            switch try await observation.next() {
-            case .change(let context, _, let changes, let since)?:
-                // Relative to `since`: a silenced commit (`write(withoutNotifying:)`) may have been adopted.
-                let before = value(in: since.snapshot)
-                let current = value(in: context.snapshot)
-                self.previous = current
-                return update(from: before, to: current, context, changes)
-            case .deleted?:
-                done = true
-                return update(from: previous, to: .null, source.origin, ChangeSet())
-            case nil:
-                done = true
-                return nil
-            }
-        } catch {
-            done = true
-            return .error(error)
+        switch try await observation.next() {
+        case .change(let context, _, let changes, let since)?:
+            // Relative to `since`: a silenced commit (`write(withoutNotifying:)`) may have been adopted.
+            let before = value(in: since.snapshot)
+            let current = value(in: context.snapshot)
+            self.previous = current
+            return (update(from: before, to: current, context, changes), false)
+        case .deleted?:
+            return (update(from: previous, to: .null, source.origin, ChangeSet()), true)
+        case nil:
+            return nil
         }
     }
 
@@ -141,7 +130,7 @@ final class ValueCollectionIteratorCore<Collection: Sendable> {
             let values = Dictionary(before.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
             // The map's objects, watched below the map's column (nil for a map of values).
             let objects = column(in: context.snapshot).flatMap { _, column in
-                observation?.watch?.children.first { $0.column == column }?.node
+                observation.watch?.children.first { $0.column == column }?.node
             }
             var modified = Set<String>()
             for entry in after {
@@ -177,15 +166,6 @@ final class ValueCollectionIteratorCore<Collection: Sendable> {
 }
 
 extension ValueCollectionChanges {
-    /// Calls `deliver` with each change on a background task until the token is invalidated or released;
-    /// observation is registered when this returns.
-    func observe(_ deliver: @escaping @Sendable (RealmCollectionChange<Collection>) async -> Void) -> NotificationToken
-    {
-        let core = ValueCollectionIteratorCore(self)
-        let subscription = try? core.start().get()
-        return ClosureObservation.start(subscription: subscription, next: { await core.next() }, deliver: deliver)
-    }
-
     /// The changes of property `ordinal` of the managed `owner`.
     init(
         owner: ObjectBase?, ordinal: Int, isMap: Bool, what: String, holdsObjects: Bool = false,

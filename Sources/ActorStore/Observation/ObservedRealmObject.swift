@@ -119,7 +119,7 @@ public final class ObservedRealmObject<T: Object> {
     /// try await rex.write { $0.age += 1 }
     /// ```
     /// - Throws: `RealmError.invalidObject` when the object was deleted; the block's error; the commit's
-    ///   (see ``Realm/write(_:)-(@Sendable(isolated Realm)->Result)``).
+    ///   (see ``Realm/write(_:)->_``).
     public nonisolated(nonsending) func write(_ block: @Sendable (T) throws -> Void) async throws {
         guard let object = state.object else {
             throw RealmError(

@@ -159,7 +159,7 @@ public final class ObservedResults<Element: Object> {
     /// try await puppies.write(puppies.results[0]) { $0.name = "Rex" }
     /// ```
     /// - Throws: `RealmError.invalidObject` when the object was deleted (or belongs to another realm),
-    ///   the block's error, or the commit's (see ``Realm/write(_:)-(@Sendable(isolated Realm)->Result)``).
+    ///   the block's error, or the commit's (see ``Realm/write(_:)->_``).
     public nonisolated(nonsending) func write<T: Object>(
         _ object: Frozen<T>, _ block: @Sendable (T) throws -> Void
     ) async throws {

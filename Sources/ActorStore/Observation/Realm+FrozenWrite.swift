@@ -14,7 +14,7 @@ extension Realm {
     /// changes) its current values, not the frozen ones.
     /// - Returns: the block's value.
     /// - Throws: `RealmError.invalidObject` when the object was deleted or belongs to another realm's
-    ///   file; the block's error; the commit's (see ``write(_:)-(@Sendable(isolated Realm)->Result)``).
+    ///   file; the block's error; the commit's (see ``write(_:)->_``).
     @discardableResult
     public func write<T: Object, Result: Sendable>(
         _ object: Frozen<T>, _ block: @Sendable (T) throws -> Result

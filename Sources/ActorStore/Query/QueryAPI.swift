@@ -139,41 +139,49 @@ extension Results {
     }
 
     /// The smallest value of a property (numbers, dates, strings) among the matches; nil if there are none.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func min<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
         QueryCalls.convert(try aggregate(property, .min), to: T.self)
     }
 
     /// The largest value of a property (numbers, dates, strings) among the matches; nil if there are none.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func max<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
         QueryCalls.convert(try aggregate(property, .max), to: T.self)
     }
 
     /// The sum of a numeric property over the matches (0 when there are none).
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func sum<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T {
         QueryCalls.convert(try aggregate(property, .sum), to: T.self) ?? T._rlmScalarDefault
     }
 
     /// The average of a numeric property over the matches; nil if there are none.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func average<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
         QueryCalls.convert(try aggregate(property, .avg), to: T.self)
     }
 
     /// The smallest value of a property among the matches: `min(of: \.age)`.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func min<T: _PersistableScalar & Comparable>(of keyPath: KeyPath<Element, T>) -> T? {
         QueryCalls.convert(aggregate(keyPath, .min), to: T.self)
     }
 
     /// The largest value of a property among the matches: `max(of: \.age)`.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func max<T: _PersistableScalar & Comparable>(of keyPath: KeyPath<Element, T>) -> T? {
         QueryCalls.convert(aggregate(keyPath, .max), to: T.self)
     }
 
     /// The sum of a numeric property over the matches: `sum(of: \.price)`.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func sum<T: _PersistableScalar & AdditiveArithmetic>(of keyPath: KeyPath<Element, T>) -> T {
         QueryCalls.convert(aggregate(keyPath, .sum), to: T.self) ?? .zero
     }
 
     /// The average of a numeric property over the matches, or nil if there are none: `average(of: \.age)`.
+    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
     public func average<T: _PersistableScalar & AdditiveArithmetic>(of keyPath: KeyPath<Element, T>) -> Double? {
         QueryCalls.convert(aggregate(keyPath, .avg), to: Double.self)
     }
@@ -248,21 +256,25 @@ extension _QueryableCollection {
     }
 
     /// The smallest value of a property among the members; nil if there are none.
+    /// - Complexity: O(n) in the members.
     public func min<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
         try _queryResults.min(ofProperty: property)
     }
 
     /// The largest value of a property among the members; nil if there are none.
+    /// - Complexity: O(n) in the members.
     public func max<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
         try _queryResults.max(ofProperty: property)
     }
 
     /// The sum of a numeric property over the members.
+    /// - Complexity: O(n) in the members.
     public func sum<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T {
         try _queryResults.sum(ofProperty: property)
     }
 
     /// The average of a numeric property over the members; nil if there are none.
+    /// - Complexity: O(n) in the members.
     public func average<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
         try _queryResults.average(ofProperty: property)
     }

@@ -728,7 +728,7 @@ extension Query where T: _QueryCollection, T._QueryElement: _PersistableScalar {
         isIn(values.map(constant))
     }
 
-    /// Whether any element is one of `values` (the same as ``in(_:)``).
+    /// Whether any element is one of `values` (the same as `in(_:)`).
     public func containsAny<S: Sequence>(in values: S) -> Query<Bool> where S.Element == T._QueryElement {
         isIn(values.map(constant))
     }

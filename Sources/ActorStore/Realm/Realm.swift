@@ -20,6 +20,9 @@ import Foundation
 /// to the newest version (Realm's auto-refresh). Any number of `Realm` actors may be open on one file in
 /// a process; they share one storage engine, their writes are serialised (first come, first served), and
 /// reads never wait for writes.
+///
+/// - Important: Live objects, ``Results`` and collections never leave the actor (the compiler checks it);
+///   a ``ThreadSafeReference`` is resolved once, in a realm on the same file. See <doc:Concurrency>.
 public actor Realm {
     /// The configuration the realm was opened with.
     public nonisolated let configuration: Configuration
@@ -103,6 +106,8 @@ public actor Realm {
     ///
     /// Calling it again from the same task before ending the transaction is a programmer error (it
     /// stops the program); another task waits for the transaction to end.
+    /// - Important: Each `await` before ``commitWrite()`` lets other calls on this actor run in the middle of
+    ///   the transaction (actors are reentrant). Prefer ``write(_:)->_``, whose block is synchronous.
     /// - Throws: `RealmError.readOnly`, `.closed`, `.poisoned`.
     public func beginWrite() async throws {
         if configuration.readOnly {
@@ -255,7 +260,7 @@ public actor Realm {
         try await commitWrite()
     }
 
-    /// Adds each object of a sequence (see ``add(_:update:)-(ObjectBase,_)``).
+    /// Adds each object of a sequence (see `add(_:update:)`).
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: ObjectBase {
         for object in objects { add(object, update: update) }
     }
@@ -309,6 +314,7 @@ public actor Realm {
     }
 
     /// Deletes every object of a `Results` (as it is when the call starts).
+    /// - Complexity: O(n) in the matches: the query runs once, then each match is deleted.
     public func delete<T: Object>(_ results: Results<T>) {
         let session = context.requireWriteSession(for: "delete objects")
         guard results.context === context, let binding = context.binding(for: T.self) else {
@@ -322,6 +328,7 @@ public actor Realm {
     }
 
     /// Deletes every object in the realm. The schema stays.
+    /// - Complexity: O(n) in the objects of every class.
     public func deleteAll() {
         context.requireWriteSession(for: "delete objects").deleteAll()
     }
@@ -526,6 +533,7 @@ public actor Realm {
     }
 
     /// Rewrites the file without dead space. Writers wait only for the final switch-over.
+    /// - Complexity: O(n) in the live rows, which are copied to a new file.
     /// - Throws: `RealmError.readOnly`, `.diskFull`, `.ioFailure`.
     public func compact() async throws {
         if configuration.readOnly {

@@ -19,6 +19,10 @@ import Foundation
 ///
 /// Not `Sendable`: it stays inside its ``Realm`` actor. Use ``freeze()`` to get a ``FrozenResults`` for
 /// other tasks. See the Queries article for the predicate language.
+///
+/// - Important: Use a `Results` only inside the ``Realm`` actor that made it: it is not `Sendable`, so the
+///   compiler refuses to send it to another task. Give other tasks a ``FrozenResults`` (``freeze()``), or
+///   another actor a ``ThreadSafeReference``.
 public struct Results<Element: Object>: RandomAccessCollection {
     let context: RealmContext
     let query: QueryDescription
@@ -127,6 +131,8 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// The number of matches. O(1) for all objects of a class; otherwise evaluates the query once per
     /// version.
+    /// - Complexity: O(1) for all the objects of a class; otherwise the first read at each version runs the
+    ///   query (a scan, O(n) in the class's objects, unless an index narrows it), later reads O(1).
     public var count: Int { endIndex }
 
     /// Whether there are no matches.
@@ -139,6 +145,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     public var last: Element? { isEmpty ? nil : self[count - 1] }
 
     /// The position of a managed object in the results, or nil.
+    /// - Complexity: O(log n) for all the objects of a class; otherwise O(n) in the matches.
     public func index(of object: Element) -> Int? {
         guard let managed = object._managed, managed.context === context else { return nil }
         if query.isWholeTable { return context.rowOffset(binding?.tableID ?? managed.table.tableID, managed.key) }

@@ -13,7 +13,7 @@ package struct PosixFileSystem: FileSystem {
         flags |= O_CLOEXEC
         if create { flags |= O_CREAT }
         let fd = retrying { Glibc_open(path, flags, 0o600) }
-        guard fd >= 0 else { throw StorageError(errno: errno, operation: "Opening", path: path) }
+        guard fd >= 0 else { throw StorageError(errno: errno, operation: "Opening", path: path, systemCall: "open") }
         return OpenFile(descriptor: fd, path: path)
     }
 
@@ -25,16 +25,28 @@ package struct PosixFileSystem: FileSystem {
         _ file: OpenFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64
     ) throws(StorageError) -> Int {
         let n = retrying { pread(file.descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }
-        guard n >= 0 else { throw StorageError(errno: errno, operation: "Reading", path: file.path) }
+        guard n >= 0 else {
+            throw StorageError(errno: errno, operation: "Reading", path: file.path, systemCall: "pread", offset: offset)
+        }
         return n
     }
 
     package func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int
     {
         let n = retrying { pwrite(file.descriptor, bytes.baseAddress, bytes.count, off_t(offset)) }
-        guard n >= 0 else { throw StorageError(errno: errno, operation: "Writing", path: file.path) }
+        guard n >= 0 else {
+            throw StorageError(
+                errno: errno, operation: "Writing", path: file.path, systemCall: "pwrite", offset: offset)
+        }
         return n
     }
+
+    /// The call ``sync(_:)`` makes: `fcntl(F_FULLFSYNC)` on Apple platforms, `fdatasync` elsewhere.
+    #if canImport(Darwin)
+        private static let syncCall = "fcntl"
+    #else
+        private static let syncCall = "fdatasync"
+    #endif
 
     package func sync(_ file: OpenFile) throws(StorageError) {
         #if canImport(Darwin)
@@ -42,25 +54,31 @@ package struct PosixFileSystem: FileSystem {
         #else
             let rc = retrying { fdatasync(file.descriptor) }
         #endif
-        guard rc == 0 else { throw StorageError(errno: errno, operation: "Syncing", path: file.path) }
+        guard rc == 0 else {
+            throw StorageError(errno: errno, operation: "Syncing", path: file.path, systemCall: Self.syncCall)
+        }
     }
 
     package func truncate(_ file: OpenFile, to size: UInt64) throws(StorageError) {
         let rc = retrying { ftruncate(file.descriptor, off_t(size)) }
-        guard rc == 0 else { throw StorageError(errno: errno, operation: "Truncating", path: file.path) }
+        guard rc == 0 else {
+            throw StorageError(errno: errno, operation: "Truncating", path: file.path, systemCall: "ftruncate")
+        }
     }
 
     package func size(of file: OpenFile) throws(StorageError) -> UInt64 {
         var st = stat()
         guard fstat(file.descriptor, &st) == 0 else {
-            throw StorageError(errno: errno, operation: "Reading the size of", path: file.path)
+            throw StorageError(errno: errno, operation: "Reading the size of", path: file.path, systemCall: "fstat")
         }
         return UInt64(st.st_size)
     }
 
     package func lockExclusive(_ file: OpenFile) throws(StorageError) {
         let rc = retrying { flock(file.descriptor, LOCK_EX | LOCK_NB) }
-        guard rc == 0 else { throw StorageError(errno: errno, operation: "Locking", path: file.path) }
+        guard rc == 0 else {
+            throw StorageError(errno: errno, operation: "Locking", path: file.path, systemCall: "flock")
+        }
     }
 
     package func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion {
@@ -68,7 +86,7 @@ package struct PosixFileSystem: FileSystem {
             throw StorageError(.fileAccess, "Mapping '\(file.path)' needs a positive length.")
         }
         guard let pointer = mmap(nil, length, PROT_READ, MAP_SHARED, file.descriptor, 0), pointer != MAP_FAILED
-        else { throw StorageError(errno: errno, operation: "Mapping", path: file.path) }
+        else { throw StorageError(errno: errno, operation: "Mapping", path: file.path, systemCall: "mmap") }
         // Safety: the address is only used to call munmap once, when the region is released.
         nonisolated(unsafe) let address = pointer
         return MappedRegion(base: UnsafeRawPointer(pointer), length: length) { _ = munmap(address, length) }
@@ -76,20 +94,24 @@ package struct PosixFileSystem: FileSystem {
 
     package func rename(_ source: String, to destination: String) throws(StorageError) {
         guard Glibc_rename(source, destination) == 0 else {
-            throw StorageError(errno: errno, operation: "Renaming", path: source)
+            throw StorageError(errno: errno, operation: "Renaming", path: source, systemCall: "rename")
         }
     }
 
     package func remove(_ path: String) throws(StorageError) {
-        guard unlink(path) == 0 else { throw StorageError(errno: errno, operation: "Removing", path: path) }
+        guard unlink(path) == 0 else {
+            throw StorageError(errno: errno, operation: "Removing", path: path, systemCall: "unlink")
+        }
     }
 
     package func syncDirectory(_ path: String) throws(StorageError) {
         let fd = retrying { Glibc_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
-        guard fd >= 0 else { throw StorageError(errno: errno, operation: "Opening the directory", path: path) }
+        guard fd >= 0 else {
+            throw StorageError(errno: errno, operation: "Opening the directory", path: path, systemCall: "open")
+        }
         defer { _ = systemClose(fd) }
         guard retrying({ fsync(fd) }) == 0 else {
-            throw StorageError(errno: errno, operation: "Syncing the directory", path: path)
+            throw StorageError(errno: errno, operation: "Syncing the directory", path: path, systemCall: "fsync")
         }
     }
 
@@ -101,7 +123,7 @@ package struct PosixFileSystem: FileSystem {
                 throw StorageError(
                     .fileExists, "'\(path)' already exists (a file or a symbolic link); it was not opened.")
             }
-            throw StorageError(errno: errno, operation: "Creating", path: path)
+            throw StorageError(errno: errno, operation: "Creating", path: path, systemCall: "open")
         }
         return OpenFile(descriptor: fd, path: path)
     }
@@ -114,13 +136,13 @@ package struct PosixFileSystem: FileSystem {
         let code = errno
         if code == EEXIST { throw Self.destinationExists(destination) }
         guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS else {
-            throw StorageError(errno: code, operation: "Renaming", path: source)
+            throw StorageError(errno: code, operation: "Renaming", path: source, systemCall: "link")
         }
         // A file system without hard links: a rename that refuses to replace.
         #if canImport(Darwin)
             if renamex_np(source, destination, UInt32(RENAME_EXCL)) == 0 { return }
             if errno == EEXIST { throw Self.destinationExists(destination) }
-            throw StorageError(errno: errno, operation: "Renaming", path: source)
+            throw StorageError(errno: errno, operation: "Renaming", path: source, systemCall: "renamex_np")
         #else
             // (Glibc does not export renameat2 to Swift.) Checked, then renamed: a file another process
             // creates in between is replaced, the behaviour of a plain rename.
@@ -137,7 +159,7 @@ package struct PosixFileSystem: FileSystem {
     package func identity(of file: OpenFile) throws(StorageError) -> FileIdentity {
         var st = stat()
         guard fstat(file.descriptor, &st) == 0 else {
-            throw StorageError(errno: errno, operation: "Reading the identity of", path: file.path)
+            throw StorageError(errno: errno, operation: "Reading the identity of", path: file.path, systemCall: "fstat")
         }
         return FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
@@ -145,7 +167,7 @@ package struct PosixFileSystem: FileSystem {
     package func identity(atPath path: String) throws(StorageError) -> FileIdentity {
         var st = stat()
         guard stat(path, &st) == 0 else {
-            throw StorageError(errno: errno, operation: "Reading the identity of", path: path)
+            throw StorageError(errno: errno, operation: "Reading the identity of", path: path, systemCall: "stat")
         }
         return FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
@@ -153,11 +175,13 @@ package struct PosixFileSystem: FileSystem {
     package func copyPermissions(from model: OpenFile, to file: OpenFile) throws(StorageError) {
         var st = stat()
         guard fstat(model.descriptor, &st) == 0 else {
-            throw StorageError(errno: errno, operation: "Reading the permissions of", path: model.path)
+            throw StorageError(
+                errno: errno, operation: "Reading the permissions of", path: model.path, systemCall: "fstat")
         }
         if geteuid() == 0 { _ = fchown(file.descriptor, st.st_uid, st.st_gid) }
         guard retrying({ fchmod(file.descriptor, st.st_mode & 0o7777) }) == 0 else {
-            throw StorageError(errno: errno, operation: "Setting the permissions of", path: file.path)
+            throw StorageError(
+                errno: errno, operation: "Setting the permissions of", path: file.path, systemCall: "fchmod")
         }
     }
 
@@ -184,7 +208,7 @@ package struct PosixFileSystem: FileSystem {
 
     package func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] {
         guard let dir = opendir(path) else {
-            throw StorageError(errno: errno, operation: "Listing the directory", path: path)
+            throw StorageError(errno: errno, operation: "Listing the directory", path: path, systemCall: "opendir")
         }
         defer { closedir(dir) }
         var names: [String] = []

@@ -1,0 +1,107 @@
+import ActorStorePersistence
+
+/// A change stream's deliveries once it has subscribed: one kind per stream (a query's matches, an object,
+/// a collection stored in a property, a whole file). ``ChangeIterator`` drives it.
+protocol ChangeFeed: AnyObject {
+    /// What one delivery is (a change set, an object change, a commit).
+    associatedtype Delivery
+    /// The feed's registration with the engine's change hub; the feed cancels it when released.
+    var subscription: ChangeSubscription { get }
+    /// Waits for the next delivery.
+    /// - Returns: the delivery and whether observation ends after it (an observed object was deleted);
+    ///   nil once observation ended.
+    /// - Throws: the error that ends observation.
+    func next() async throws(RealmError) -> (delivery: Delivery, isLast: Bool)?
+}
+
+/// A public change sequence (``CollectionChanges``, ``ObjectChanges``, ...): how it subscribes, and what its
+/// elements are. Its iterator and its closure observation (`observe`) are ``ChangeIterator``.
+protocol ChangeStream: AsyncSequence, Sendable {
+    associatedtype Feed: ChangeFeed
+    /// Registers with the change hub: from here on, commits are remembered for this iteration.
+    func subscribe() throws(RealmError) -> Feed
+    /// The element for a delivery, or for the error that ended observation (nil: end without an element).
+    static func element(_ delivery: Result<Feed.Delivery, RealmError>) -> Element?
+}
+
+/// The state of one iteration of a ``ChangeStream``, the same for every kind: subscribed at the first
+/// `next()` (or earlier by ``start()``), then the feed's deliveries until the feed ends, throws, or
+/// delivers its last; an error (subscribing included) is delivered once, as the stream's element for it,
+/// and ends the iteration.
+final class ChangeIterator<Stream: ChangeStream> {
+    private enum State {
+        /// Not subscribed yet.
+        case ready(Stream)
+        case observing(Stream.Feed)
+        /// Making or subscribing the stream failed: delivered by the next `next()`.
+        case failed(RealmError)
+        case finished
+    }
+
+    private var state: State
+
+    /// An iteration of `stream`, or of a stream that could not be made (its error is the one delivery).
+    init(_ stream: Result<Stream, RealmError>) {
+        switch stream {
+        case .success(let stream): state = .ready(stream)
+        case .failure(let error): state = .failed(error)
+        }
+    }
+
+    /// Subscribes now, so that a closure observation sees every commit after `observe` returns.
+    /// - Returns: the subscription; nil when observation failed or ended.
+    @discardableResult
+    func start() -> ChangeSubscription? {
+        switch state {
+        case .ready(let stream):
+            do throws(RealmError) {
+                let feed = try stream.subscribe()
+                state = .observing(feed)
+                return feed.subscription
+            } catch {
+                state = .failed(error)
+                return nil
+            }
+        case .observing(let feed): return feed.subscription
+        case .failed, .finished: return nil
+        }
+    }
+
+    /// The next element; nil once observation ended.
+    func next() async -> Stream.Element? {
+        start()
+        switch state {
+        case .ready, .finished:
+            return nil
+        case .failed(let error):
+            state = .finished
+            return Stream.element(.failure(error))
+        case .observing(let feed):
+            do throws(RealmError) {
+                guard let (delivery, isLast) = try await feed.next() else {
+                    state = .finished
+                    return nil
+                }
+                if isLast { state = .finished }
+                return Stream.element(.success(delivery))
+            } catch {
+                state = .finished
+                return Stream.element(.failure(error))
+            }
+        }
+    }
+}
+
+extension ClosureObservation {
+    /// The one implementation behind every `observe` overload: subscribes now (a commit after this returns
+    /// is observed), then calls `deliver` with each element of `stream` on a background task until the
+    /// token is invalidated or released. A stream that could not be made (a key path naming no property)
+    /// delivers its error once.
+    static func observe<Stream: ChangeStream>(
+        _ stream: Result<Stream, RealmError>, _ deliver: @escaping @Sendable (Stream.Element) async -> Void
+    ) -> NotificationToken where Stream.Element: Sendable {
+        let iterator = ChangeIterator(stream)
+        let subscription = iterator.start()
+        return start(subscription: subscription, next: { await iterator.next() }, deliver: deliver)
+    }
+}
