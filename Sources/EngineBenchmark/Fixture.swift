@@ -30,7 +30,8 @@ enum Fixture {
         for key in keys {
             let values = row(key)
             if txn.contains(table, ObjectKey(Int64(key))) {
-                try txn.update(table, ObjectKey(Int64(key)), values.enumerated().dropFirst().map { ($0.offset, $0.element) })
+                try txn.update(
+                    table, ObjectKey(Int64(key)), values.enumerated().dropFirst().map { ($0.offset, $0.element) })
             } else {
                 try txn.insert(table, values)
             }

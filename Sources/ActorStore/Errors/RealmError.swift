@@ -43,7 +43,7 @@ public struct RealmError: Error, Sendable, CustomStringConvertible, CustomDebugS
 
         /// The file could not be opened, created, read or written (permissions, a missing directory, ...).
         public static let fileAccess = Code("fileAccess")
-        /// A file already exists where a new one was to be written (``Realm/writeCopy(toFile:)``).
+        /// A file already exists where a new one was to be written (``Realm/writeCopy(toFile:encryptionKey:)``).
         public static let fileExists = Code("fileExists")
         /// The file (or its directory) does not exist and could not be created, or a read-only open found
         /// no file.

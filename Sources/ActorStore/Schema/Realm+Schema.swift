@@ -37,7 +37,9 @@ extension Realm {
     /// ```swift
     /// if try await Realm.schemaVersion(at: url) < 3 { showMigrationProgress() }
     /// ```
-    /// - Parameter encryptionKey: the file's 64-byte key, if it is encrypted.
+    /// - Parameters:
+    ///   - url: the realm file.
+    ///   - encryptionKey: the file's 64-byte key, if it is encrypted.
     /// - Throws: `RealmError.fileNotFound` or `.fileAccess` if the file cannot be read, `.corrupted` or
     ///   `.unsupportedFormat` if it is not a realm file, `.wrongKey` if the key is not the file's (or the file
     ///   is encrypted and no key was given).

@@ -187,12 +187,15 @@ package final class StoreCipher: Sendable {
             words.0 = offset.littleEndian
             if let context, extra > 0 {
                 withUnsafeMutableBytes(of: &words) { raw in
-                    context.withUnsafeBytes { raw.baseAddress!.advanced(by: 8).copyMemory(from: $0.baseAddress!, byteCount: extra) }
+                    context.withUnsafeBytes {
+                        raw.baseAddress!.advanced(by: 8).copyMemory(from: $0.baseAddress!, byteCount: extra)
+                    }
                 }
             }
         }
 
-        mutating func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
+        mutating func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R
+        {
             let count = self.count
             var result: Result<R, StorageError>?
             withUnsafeBytes(of: &words) { raw in

@@ -57,14 +57,16 @@ package enum EncryptedRecord {
         let end = buffer.count
         while position < end {
             offsets.append(position)
-            position += Int(UInt32(littleEndian: buffer.bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self))) + 4
+            position +=
+                Int(UInt32(littleEndian: buffer.bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self))) + 4
         }
         offsets.append(end)
         let units = offsets.count - 1
         let nonces = cipher.reserveNonces(units)
         let base = UnsafeMutableRawPointer(mutating: buffer.bytes.baseAddress!)
         // Sealing is independent per unit: a large record (a bulk insert) is sealed on every core.
-        let parts = end - from >= parallelSealThreshold ? max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8)) : 1
+        let parts =
+            end - from >= parallelSealThreshold ? max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8)) : 1
         let failure = Locked<StorageError?>(nil)
         // Safety: each part seals its own units (disjoint byte ranges of the buffer); the buffer does not
         // move meanwhile (nothing appends until this returns).
