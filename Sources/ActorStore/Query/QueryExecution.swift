@@ -137,8 +137,16 @@ struct QueryExecutor {
             locations = nil
             return []  // validated when the query was built; the schema cannot have lost the property since
         }
-        var keys = filter(node, table: table, base: description.base, limit: description.scanLimit, &locations)
-        for (index, ordering) in description.orderings.enumerated() {
+        var keys: [ObjectKey]
+        var first = 0
+        if let ordered = indexOrderedKeys(node, table: table, description, &resolver) {
+            keys = ordered
+            first = 1  // the sort is done (a limit after it is then a no-op)
+            locations = nil
+        } else {
+            keys = filter(node, table: table, base: description.base, limit: description.scanLimit, &locations)
+        }
+        for (index, ordering) in description.orderings.enumerated() where index >= first {
             switch ordering {
             case .sort(let sortKeys):
                 var limit: Int?

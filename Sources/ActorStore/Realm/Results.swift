@@ -133,7 +133,17 @@ public struct Results<Element: Object>: RandomAccessCollection {
     public var isEmpty: Bool { count == 0 }
 
     /// The first match, or nil.
-    public var first: Element? { isEmpty ? nil : self[0] }
+    ///
+    /// - Complexity: on a sorted query whose matches are not computed yet, the query runs with a limit of 1:
+    ///   one pass keeping the smallest (O(n)), or a walk of an index in order when the sort is by an indexed
+    ///   integer property or primary key (O(log n) without a filter).
+    public var first: Element? {
+        if !query.orderings.isEmpty, cache.stamp != context.stamp || cache.keys == nil {
+            let one = addingValidated { $0.orderings.append(.limit(1)) }
+            return one.isEmpty ? nil : one[0]
+        }
+        return isEmpty ? nil : self[0]
+    }
 
     /// The last match, or nil.
     public var last: Element? { isEmpty ? nil : self[count - 1] }
