@@ -104,6 +104,22 @@ final class TKItem: Object {
         }
     }
 
+    @Test func rangesAndBetweenOnThePrimaryKeyUseTheIndex() async throws {
+        let (realm, _) = try await Self.makeRealm(seed: 7, count: 300)
+        let plans = try await realm.read { realm in
+            try [
+                "id BETWEEN {10, 40}", "id >= 10 AND id < 40", "age BETWEEN {3, 4}",
+                "age > 3 AND age <= 4 AND score < 50",
+                "score BETWEEN {3, 4}",
+            ].map { try realm.objects(TKItem.self).filter($0).explain() }
+        }
+        #expect(plans[0].contains("index on 'id': 10 candidates, all matches"), "\(plans[0])")
+        #expect(plans[1].contains("index on 'id': 10 candidates, all matches"), "\(plans[1])")
+        #expect(plans[2].contains("index on 'age'") && plans[2].contains("all matches"), "\(plans[2])")
+        #expect(plans[3].contains("index on 'age'") && plans[3].contains("each tested"), "\(plans[3])")
+        #expect(plans[4].contains("scan"), "\(plans[4])")
+    }
+
     @Test func indexedCountsMatchPlainSwift() async throws {
         let seed = UInt64.random(in: 1...UInt64.max / 2)
         print("indexed count seed \(seed)")

@@ -5,11 +5,12 @@ import Foundation
 /// ranges (`<`, `<=`, `>`, `>=`, `BETWEEN`) on an indexed integer or date property. Only a condition that
 /// must hold for every match qualifies (the whole predicate, or one part of a top-level `AND`).
 enum IndexPlanner {
-    /// The keys to test instead of a full scan, in key order; `exact` when they are exactly the matches.
+    /// The keys to test instead of a full scan, in key order; `exact` when they are exactly the matches;
+    /// `column` the column whose index gave them.
     static func candidates<Store: ReadableStore>(
         _ node: PlanNode, table: TableID, store: Store
     )
-        -> (keys: [ObjectKey], exact: Bool)?
+        -> (keys: [ObjectKey], exact: Bool, column: Int)?
     {
         guard let tableState = store.state.tables[table] else { return nil }
         let conjuncts: [PlanNode]
@@ -26,7 +27,7 @@ enum IndexPlanner {
         for conjunct in conjuncts {
             if case .rowTest(let test) = conjunct, test.options.isEmpty, isIndexed(test.column) {
                 if test.op == .equal || test.op == .in, let keys = equality(test, table: table, store: store) {
-                    return (keys, conjuncts.count == 1)
+                    return (keys, conjuncts.count == 1, test.column)
                 }
             }
             guard let (column, scalar, found) = rangeBounds(conjunct), isIndexed(column) else { continue }
@@ -43,7 +44,7 @@ enum IndexPlanner {
         }
         for entry in (closed.map { [$0] } ?? []) + bounds {
             if let keys = range(entry.bounds, column: entry.column, scalar: entry.scalar, tableState: tableState) {
-                return (keys, entry.conjuncts == conjuncts.count)
+                return (keys, entry.conjuncts == conjuncts.count, entry.column)
             }
         }
         return nil
@@ -173,6 +174,29 @@ enum IndexPlanner {
             default: break
             }
         }
+        if !isDate, let (low, high) = integerBounds(bounds) {
+            // Integer bounds against integer values: plain comparisons, no `Value` per entry.
+            var keys: [ObjectKey] = []
+            guard low <= high else { return keys }
+            func visit(_ key: IndexKey, _ object: ObjectKey) -> Bool {
+                guard case .int(let v) = key, v <= high else { return false }
+                keys.append(object)
+                return true
+            }
+            if tableState.schema.primaryKeyColumn == column {
+                tableState.primaryIndex.forEach(from: .int(low), inclusive: true) { key, entry in
+                    visit(key, entry.object)
+                }
+            } else if let index = tableState.indexes[column] {
+                index.forEach(from: IndexEntry(.int(low), ObjectKey(Int64.min)), inclusive: true) { entry, _ in
+                    visit(entry.key, entry.object)
+                }
+            } else {
+                return nil
+            }
+            keys.sort()
+            return keys
+        }
         // The walk starts at the greatest of the lower bounds' starts (every match is at or after each).
         var start: IndexKey = isDate ? .double(-Double.infinity) : .int(Int64.min)
         for bound in bounds where bound.isLower {
@@ -202,6 +226,66 @@ enum IndexPlanner {
         }
         keys.sort()
         return keys
+    }
+
+    /// The column and closed interval of integers that `node` is exactly, when it is an equality with an
+    /// integer, or integer range bounds (one comparison, `BETWEEN`, or a top-level `AND` of them), on one
+    /// integer property that is indexed or the primary key; nil otherwise.
+    static func integerRange(_ node: PlanNode, tableState: TableState) -> (column: Int, low: Int64, high: Int64)? {
+        let conjuncts: [PlanNode]
+        switch node {
+        case .and(let parts): conjuncts = parts
+        default: conjuncts = [node]
+        }
+        var column: Int?
+        var bounds: [Bound] = []
+        for conjunct in conjuncts {
+            let found: (Int, ScalarType, [Bound])
+            if case .rowTest(let test) = conjunct, test.options.isEmpty, test.op == .equal,
+                case .constant(let constant) = test.operand
+            {
+                found = (
+                    test.column, test.scalar,
+                    [Bound(op: .greaterOrEqual, constant: constant), Bound(op: .lessOrEqual, constant: constant)]
+                )
+            } else if let range = rangeBounds(conjunct) {
+                found = range
+            } else {
+                return nil
+            }
+            switch found.1 {
+            case .int8, .int16, .int32, .int64: break
+            default: return nil
+            }
+            guard column == nil || column == found.0 else { return nil }
+            column = found.0
+            bounds += found.2
+        }
+        guard let column, tableState.indexes[column] != nil || tableState.schema.primaryKeyColumn == column,
+            let (low, high) = integerBounds(bounds)
+        else { return nil }
+        return (column, low, high)
+    }
+
+    /// The closed interval of integers that meets every bound, when every bound's constant is an integer;
+    /// nil otherwise (the general walk then compares as the scan does).
+    private static func integerBounds(_ bounds: [Bound]) -> (low: Int64, high: Int64)? {
+        var low = Int64.min
+        var high = Int64.max
+        for bound in bounds {
+            guard case .int(let c) = bound.constant else { return nil }
+            switch bound.op {
+            case .greater:
+                guard c < Int64.max else { return (1, 0) }  // nothing is greater
+                low = Swift.max(low, c + 1)
+            case .greaterOrEqual: low = Swift.max(low, c)
+            case .less:
+                guard c > Int64.min else { return (1, 0) }  // nothing is less
+                high = Swift.min(high, c - 1)
+            default: high = Swift.min(high, c)
+            }
+        }
+        return (low, high)
     }
 
     /// The first index key a walk for `column > constant` or `>= constant` must visit, or nil when the

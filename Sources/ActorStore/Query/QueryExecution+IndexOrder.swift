@@ -14,7 +14,8 @@ extension QueryExecutor {
     /// key order.
     ///
     /// - Complexity: O(log n + k) index entries for a limit k without a filter (descending: O(k log n)); with
-    ///   a filter, each entry visited until k matches is tested against its row.
+    ///   a filter, each entry visited until k matches is tested against its row. Without a limit, only an
+    ///   ascending sort without a filter walks the index (O(n), no sort).
     func indexOrderedKeys(
         _ node: PlanNode?, table: TableID, _ description: QueryDescription, _ resolver: inout QueryResolver
     ) -> [ObjectKey]? {
@@ -25,6 +26,10 @@ extension QueryExecutor {
         if description.orderings.count > 1, case .limit(let n) = description.orderings[1] { limit = n }
         if let node {
             guard limit != nil, !IndexPlanner.hasIndexedConjunct(node, tableState: tableState) else { return nil }
+        }
+        // Descending walks look each entry up by rank (O(log n) each): for every object, sorting is as fast.
+        if limit == nil, case .sort(let keys) = description.orderings[0], keys.first?.ascending == false {
+            return nil
         }
         guard let path = try? singleValuePath(sortKeys[0].path, &resolver, purpose: "sort by"), path.source == 0,
             path.steps.count == 1, let step = path.steps.first, step.column >= 0, step.type.collection == .single

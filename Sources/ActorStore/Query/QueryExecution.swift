@@ -686,7 +686,7 @@ extension QueryExecutor {
                 if description.base == .table,
                     let candidates = IndexPlanner.candidates(node, table: table, store: store)
                 {
-                    let column = indexColumn(node).flatMap { tableState.schema.columns[checked: $0]?.name } ?? "?"
+                    let column = tableState.schema.columns[checked: candidates.column]?.name ?? "?"
                     lines.append(
                         "index on '\(column)': \(candidates.keys.count) candidates"
                             + (candidates.exact ? ", all matches (no further test)" : ", each tested for: \(predicate)")
@@ -708,18 +708,6 @@ extension QueryExecutor {
             }
         }
         return lines.joined(separator: "\n")
-    }
-
-    private func indexColumn(_ node: PlanNode) -> Int? {
-        switch node {
-        case .rowTest(let test): test.column
-        case .and(let parts):
-            parts.lazy.compactMap { part -> Int? in
-                if case .rowTest(let test) = part { return test.column }
-                return nil
-            }.first
-        default: nil
-        }
     }
 
     /// `min`, `max`, `sum` or `average` of a property over the matches.

@@ -125,9 +125,17 @@ public struct Results<Element: Object>: RandomAccessCollection {
         }
     }
 
-    /// The number of matches. O(1) for all objects of a class; otherwise evaluates the query once per
-    /// version.
-    public var count: Int { endIndex }
+    /// The number of matches. O(1) for all objects of a class; O(log n) for an equality or range on an
+    /// indexed integer property or the primary key (counted from the index, touching no object); otherwise
+    /// evaluates the query once per version.
+    public var count: Int {
+        if !query.isWholeTable, query.orderings.isEmpty, cache.stamp != context.stamp || cache.keys == nil,
+            let counted = context.runQuery(query, Element.self, { $0.indexedCount(query) })
+        {
+            return counted
+        }
+        return endIndex
+    }
 
     /// Whether there are no matches.
     public var isEmpty: Bool { count == 0 }

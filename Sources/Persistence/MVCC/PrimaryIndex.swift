@@ -110,6 +110,16 @@ package struct PrimaryIndex: Sendable {
         try others.forEach(from: otherStart, inclusive: otherInclusive) { key, entry in try body(key, entry) }
     }
 
+    /// The number of integer keys in `low...high`.
+    ///
+    /// - Complexity: O(log n); no allocation.
+    package func count(from low: Int64, through high: Int64) -> Int {
+        guard low <= high else { return 0 }
+        let below = integers.countBelow(low)
+        let upTo = high == Int64.max ? integers.count : integers.countBelow(high + 1)
+        return upTo - below
+    }
+
     /// Calls `body` with each entry in descending key order (the reverse of ``forEach(from:inclusive:_:)``),
     /// until `body` returns false or the entries run out.
     ///
