@@ -154,3 +154,55 @@ final class TKItem: Object {
         }
     }
 }
+
+/// The same class (by name) before and after its `age` became indexed.
+enum IndexAdded {
+    enum Before {
+        final class IAThing: Object {
+            @Persisted(primaryKey: true) var id = 0
+            @Persisted var age = 0
+        }
+    }
+    enum After {
+        final class IAThing: Object {
+            @Persisted(primaryKey: true) var id = 0
+            @Persisted(indexed: true) var age = 0
+        }
+    }
+}
+
+@Suite struct IndexAddedAtOpenTests {
+    @Test func openingWithAnIndexedPropertyBuildsItsIndexFromTheObjects() async throws {
+        let url = temporaryRealmURL()
+        var before = Realm.Configuration(fileURL: url)
+        before.objectTypes = [IndexAdded.Before.IAThing.self]
+        before.durability = .none
+        do {
+            let realm = try await Realm(configuration: before)
+            try await realm.write { realm in
+                for i in 0..<500 { realm.create(IndexAdded.Before.IAThing.self, value: ["id": i, "age": i * 7 % 31]) }
+            }
+            let plan = try await realm.read {
+                try $0.objects(IndexAdded.Before.IAThing.self).filter("age == 3").explain()
+            }
+            #expect(plan.contains("scan"))
+        }
+        var after = before
+        after.objectTypes = [IndexAdded.After.IAThing.self]
+        let realm = try await Realm(configuration: after)
+        let (plan, ids, count) = try await realm.read { realm in
+            let results = try realm.objects(IndexAdded.After.IAThing.self).filter("age == 3")
+            return (results.explain(), results.map(\.id), results.count)
+        }
+        #expect(plan.contains("index on 'age'"), "\(plan)")
+        let expected = (0..<500).filter { $0 * 7 % 31 == 3 }
+        #expect(ids == expected)
+        #expect(count == expected.count)
+        // The index follows later writes.
+        try await realm.write { realm in
+            realm.objects(IndexAdded.After.IAThing.self).where { $0.id < 100 }.setValue(3, forKey: "age")
+        }
+        let updated = try await realm.read { try $0.objects(IndexAdded.After.IAThing.self).filter("age == 3").count }
+        #expect(updated == Set(expected + Array(0..<100)).count)
+    }
+}
