@@ -21,7 +21,7 @@ while let argument = arguments.next() {
         guard let value = arguments.next(), let n = Int(value), n > 0 else { fatalError("--runs needs a number") }
         runsOverride = n
     case "-h", "--help":
-        print("usage: actorstore-bench [--quick] [--only W1,...,W11,RAW] [--json out.json] [--runs N]")
+        print("usage: actorstore-bench [--quick] [--only W1,...,W13,RAW] [--json out.json] [--runs N]")
         exit(0)
     default:
         FileHandle.standardError.write("unknown argument \(argument)\n".data(using: .utf8)!)
@@ -29,7 +29,7 @@ while let argument = arguments.next() {
     }
 }
 
-let knownWorkloads = Set(["RAW"] + (1...11).map { "W\($0)" })
+let knownWorkloads = Set(["RAW"] + (1...13).map { "W\($0)" })
 if let only, !only.isSubset(of: knownWorkloads) {
     FileHandle.standardError.write("unknown workload in --only: \(only.sorted())\n".data(using: .utf8)!)
     exit(2)
@@ -54,6 +54,7 @@ let totalStart = monotonicNanos()
 let workloads: [(String, () async throws -> Void)] = [
     ("W1", bench.w1), ("W2", bench.w2), ("W3", bench.w3), ("W4", bench.w4), ("W5", bench.w5), ("W6", bench.w6),
     ("W7", bench.w7), ("W8", bench.w8), ("W9", bench.w9), ("W10", bench.w10), ("W11", bench.w11),
+    ("W12", bench.w12), ("W13", bench.w13),
     // Last: writing gigabytes can use up a cloud disk's burst budget and slow every later fsync.
     ("RAW", bench.rawIO),
 ]

@@ -137,8 +137,16 @@ struct QueryExecutor {
             locations = nil
             return []  // validated when the query was built; the schema cannot have lost the property since
         }
-        var keys = filter(node, table: table, base: description.base, limit: description.scanLimit, &locations)
-        for (index, ordering) in description.orderings.enumerated() {
+        var keys: [ObjectKey]
+        var first = 0
+        if let ordered = indexOrderedKeys(node, table: table, description, &resolver) {
+            keys = ordered
+            first = 1  // the sort is done (a limit after it is then a no-op)
+            locations = nil
+        } else {
+            keys = filter(node, table: table, base: description.base, limit: description.scanLimit, &locations)
+        }
+        for (index, ordering) in description.orderings.enumerated() where index >= first {
             switch ordering {
             case .sort(let sortKeys):
                 var limit: Int?
@@ -678,7 +686,7 @@ extension QueryExecutor {
                 if description.base == .table,
                     let candidates = IndexPlanner.candidates(node, table: table, store: store)
                 {
-                    let column = indexColumn(node).flatMap { tableState.schema.columns[checked: $0]?.name } ?? "?"
+                    let column = tableState.schema.columns[checked: candidates.column]?.name ?? "?"
                     lines.append(
                         "index on '\(column)': \(candidates.keys.count) candidates"
                             + (candidates.exact ? ", all matches (no further test)" : ", each tested for: \(predicate)")
@@ -700,18 +708,6 @@ extension QueryExecutor {
             }
         }
         return lines.joined(separator: "\n")
-    }
-
-    private func indexColumn(_ node: PlanNode) -> Int? {
-        switch node {
-        case .rowTest(let test): test.column
-        case .and(let parts):
-            parts.lazy.compactMap { part -> Int? in
-                if case .rowTest(let test) = part { return test.column }
-                return nil
-            }.first
-        default: nil
-        }
     }
 
     /// `min`, `max`, `sum` or `average` of a property over the matches.

@@ -129,17 +129,36 @@ public struct Results<Element: Object>: RandomAccessCollection {
         }
     }
 
-    /// The number of matches. O(1) for all objects of a class; otherwise evaluates the query once per
-    /// version.
-    /// - Complexity: O(1) for all the objects of a class; otherwise the first read at each version runs the
-    ///   query (a scan, O(n) in the class's objects, unless an index narrows it), later reads O(1).
-    public var count: Int { endIndex }
+    /// The number of matches. O(1) for all objects of a class; O(log n) for an equality or range on an
+    /// indexed integer property or the primary key (counted from the index, touching no object); otherwise
+    /// evaluates the query once per version.
+    /// - Complexity: O(1) for all the objects of a class; O(log n) for a counted index range; otherwise the
+    ///   first read at each version runs the query (a scan, O(n) in the class's objects, unless an index
+    ///   narrows it), later reads O(1).
+    public var count: Int {
+        if !query.isWholeTable, query.orderings.isEmpty, cache.stamp != context.stamp || cache.keys == nil,
+            let counted = context.runQuery(query, Element.self, { $0.indexedCount(query) })
+        {
+            return counted
+        }
+        return endIndex
+    }
 
     /// Whether there are no matches.
     public var isEmpty: Bool { count == 0 }
 
     /// The first match, or nil.
-    public var first: Element? { isEmpty ? nil : self[0] }
+    ///
+    /// - Complexity: on a sorted query whose matches are not computed yet, the query runs with a limit of 1:
+    ///   one pass keeping the smallest (O(n)), or a walk of an index in order when the sort is by an indexed
+    ///   integer property or primary key (O(log n) without a filter).
+    public var first: Element? {
+        if !query.orderings.isEmpty, cache.stamp != context.stamp || cache.keys == nil {
+            let one = addingValidated { $0.orderings.append(.limit(1)) }
+            return one.isEmpty ? nil : one[0]
+        }
+        return isEmpty ? nil : self[0]
+    }
 
     /// The last match, or nil.
     public var last: Element? { isEmpty ? nil : self[count - 1] }

@@ -628,6 +628,80 @@ final class WriteSession {
         for child in children { deleteRow(child.binding, child.key) }
     }
 
+    // MARK: Set-based writes
+
+    /// Sets the property `name` of the rows `keys` of `binding`'s table to `value` (Realm's
+    /// `Results.setValue(_:forKey:)`): converted and validated once, then written row by row, with no object
+    /// made. Embedded objects are copied for each row (each has one parent). A bad name or value is
+    /// recorded as the transaction's failure (`.invalidValue`), and nothing is written.
+    func setValue(_ value: Any?, forKey name: String, keys: [ObjectKey], of binding: TableBinding) {
+        guard failure == nil else { return }
+        let info = binding.info
+        if let problem = context.joinProblems[ObjectIdentifier(info.type)] {
+            fail(RealmError(.schemaMismatch, "\(info.className) cannot be written: \(problem)."))
+            return
+        }
+        guard let property = info.storedProperties.first(where: { $0.name == name }) else {
+            let linking = info.properties.contains { $0.name == name }
+            fail(
+                RealmError(
+                    .invalidValue,
+                    linking
+                        ? "setValue(_:forKey:) can't set '\(name)': LinkingObjects are computed from the links to the "
+                            + "object; set the link on the other side instead."
+                        : "setValue(_:forKey:) failed: '\(name)' is not a property of \(info.className)."))
+            return
+        }
+        guard !property.options.primaryKey else {
+            fail(
+                RealmError(
+                    .invalidValue,
+                    "setValue(_:forKey:) can't change the primary key '\(name)' of \(info.className) objects: delete "
+                        + "them and add new ones instead."))
+            return
+        }
+        let column = binding.columns[property.ordinal]
+        guard column >= 0 else { return }
+        let given: Any = value ?? NSNull()
+        // Embedded objects have one parent: each row gets its own copy, made per row.
+        let perRow = property.kind.linkTarget.map { context.info(for: $0).isEmbedded } ?? false
+        func convert() -> Value? {
+            switch nestedLinks(property, given, update: .error) {
+            case .value(let value): return value
+            case .invalid: break
+            case .notNested:
+                if let converted = property.accessor.fromAny(given) {
+                    return property.accessor.encode(converted, _Encoder(session: self))
+                }
+            }
+            if failure == nil {
+                fail(
+                    RealmError(
+                        .invalidValue,
+                        "setValue(_:forKey:) failed: '\(name)' expects \(property.kind.swiftType), got "
+                            + "\(Swift.type(of: given)) \(given)."))
+            }
+            return nil
+        }
+        let shared = perRow ? nil : convert()
+        guard perRow || shared != nil else { return }
+        for key in keys {
+            guard failure == nil else { return }
+            // A row an earlier one's cascade deleted (an embedded object of this query) is skipped.
+            guard transaction.state.tables.rowLocation(binding.tableID, key) != nil else { continue }
+            if let shared {
+                updateRow(binding, key, [(column, shared)])
+                continue
+            }
+            let saved = target
+            target = (binding.tableID, key, column)
+            let value = convert()
+            target = saved
+            guard let value else { return }
+            updateRow(binding, key, [(column, value)])
+        }
+    }
+
     /// Deletes every object of every class.
     func deleteAll() {
         for table in transaction.state.tableIDs.values.sorted() {

@@ -49,8 +49,8 @@ extension DatabaseState {
         let oldRow = try oldLocation.map(readRow)
         let columns = table.schema.columns
         if let pk = table.schema.primaryKeyColumn {
-            let newKey = try indexKey(newRow, pk, columns[pk].type)
-            let oldKey = try oldRow.map { (row) throws(StorageError) in try indexKey(row, pk, columns[pk].type) }
+            let newKey = try Self.indexKey(newRow, pk, columns[pk].type)
+            let oldKey = try oldRow.map { (row) throws(StorageError) in try Self.indexKey(row, pk, columns[pk].type) }
             // The entry carries the row's location, so it changes with every upsert, not only when the
             // primary key does.
             let entry = PrimaryKeyEntry(object: key, location: location)
@@ -71,8 +71,9 @@ extension DatabaseState {
             }
         }
         for column in table.indexes.keys {
-            let newKey = try indexKey(newRow, column, columns[column].type)
-            let oldKey = try oldRow.map { (row) throws(StorageError) in try indexKey(row, column, columns[column].type)
+            let newKey = try Self.indexKey(newRow, column, columns[column].type)
+            let oldKey = try oldRow.map { (row) throws(StorageError) in
+                try Self.indexKey(row, column, columns[column].type)
             }
             if newKey != oldKey {
                 if let oldKey { table.indexes[column]!.removeValue(forKey: IndexEntry(oldKey, key), token: token) }
@@ -117,10 +118,11 @@ extension DatabaseState {
     ) throws(StorageError) {
         let columns = table.schema.columns
         if let pk = table.schema.primaryKeyColumn {
-            table.primaryIndex.removeExistingValue(forKey: try indexKey(oldRow, pk, columns[pk].type), token: token)
+            table.primaryIndex.removeExistingValue(
+                forKey: try Self.indexKey(oldRow, pk, columns[pk].type), token: token)
         }
         for column in table.indexes.keys {
-            let old = try indexKey(oldRow, column, columns[column].type)
+            let old = try Self.indexKey(oldRow, column, columns[column].type)
             table.indexes[column]!.removeExistingValue(forKey: IndexEntry(old, key), token: token)
         }
         for column in table.linkColumns {
@@ -132,7 +134,7 @@ extension DatabaseState {
         }
     }
 
-    private func indexKey(_ row: RowView, _ column: Int, _ type: ColumnType) throws(StorageError) -> IndexKey {
+    private static func indexKey(_ row: RowView, _ column: Int, _ type: ColumnType) throws(StorageError) -> IndexKey {
         let value = try row.value(at: column, type: type)
         guard let key = IndexKey(value) else {
             throw StorageError(.corrupted, "An indexed column holds a value of a kind that cannot be indexed.")
@@ -175,9 +177,18 @@ extension DatabaseState {
         schemaVersion = version
         var newTables: [TableID: TableState] = [:]
         var newIDs: [String: TableID] = [:]
+        // Tables whose change only turns indexes (or the primary key) on or off: those indexes are built in
+        // bulk below, and nothing else of the store is touched.
+        var reindexed = Set<TableID>()
         for entry in entries {
             var table = tables[entry.id] ?? TableState(id: entry.id, schema: entry.schema)
-            let rebuild = !Self.indexesSurvive(table.schema, entry.schema) && !table.rows.isEmpty
+            var rebuild = !Self.indexesSurvive(table.schema, entry.schema) && !table.rows.isEmpty
+            if rebuild, Self.onlyIndexesChange(table.schema, entry.schema) {
+                try Self.rebuildIndexes(
+                    of: &table, from: table.schema, to: entry.schema, token: token, readRow: readRow)
+                reindexed.insert(entry.id)
+                rebuild = false
+            }
             table.schema = entry.schema
             table.nextKey = max(table.nextKey, entry.nextKey)
             if rebuild || tables[entry.id] == nil {
@@ -192,7 +203,8 @@ extension DatabaseState {
         }
         let dropped = Set(tables.keys).subtracting(newTables.keys)
         let changed = newTables.filter { id, table in
-            tables[id].map { !Self.indexesSurvive($0.schema, table.schema) && !$0.rows.isEmpty } ?? false
+            guard !reindexed.contains(id) else { return false }
+            return tables[id].map { !Self.indexesSurvive($0.schema, table.schema) && !$0.rows.isEmpty } ?? false
         }
         tables = TableStore(newTables)
         tableIDs = newIDs
@@ -214,6 +226,120 @@ extension DatabaseState {
             return false
         }
         return !new.columns[old.columns.count...].contains { $0.isIndexed || $0.isPrimaryKey }
+    }
+
+    /// Whether going from `old` to `new` changes nothing but which columns are indexed or the primary key:
+    /// every existing column keeps its position, type and link target, and appended columns are not links
+    /// (rows written before read them as defaults). Then the rows, the backlinks and the unchanged indexes
+    /// stay as they are, and only the indexes that appear are built (``rebuildIndexes(of:from:to:token:readRow:)``).
+    static func onlyIndexesChange(_ old: TableSchema, _ new: TableSchema) -> Bool {
+        guard new.columns.count >= old.columns.count else { return false }
+        for (a, b) in zip(old.columns, new.columns) where a.type != b.type || a.linkTarget != b.linkTarget {
+            return false
+        }
+        return !new.columns[old.columns.count...].contains { $0.type.scalar == .link }
+    }
+
+    /// Gives `table` (whose rows follow `old`) the indexes `new` declares: an index whose column was
+    /// already indexed the same way is kept; one that appears is built from the rows in one sorted bulk load
+    /// (``PersistentBTree/init(sortedUniqueElements:token:)``); one that disappears is dropped.
+    /// - Throws: `.primaryKeyExists` when the new primary key has a value twice; `.corrupted` for an
+    ///   unreadable row. `table` is unchanged then.
+    /// - Complexity: O(n log n) per index built (reading each row once per index, then one sort), O(1) for
+    ///   the others.
+    static func rebuildIndexes(
+        of table: inout TableState, from old: TableSchema, to new: TableSchema, token: MutationToken,
+        readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
+        let oldPrimary = old.primaryKeyColumn
+        var primaryIndex = table.primaryIndex
+        if let pk = new.primaryKeyColumn {
+            if pk != oldPrimary {
+                primaryIndex = try buildPrimaryIndex(
+                    table.rows, column: pk, schema: new, token: token, readRow: readRow)
+            }
+        } else {
+            primaryIndex = PrimaryIndex()
+        }
+        var indexes: [Int: PersistentBTree<IndexEntry, Present>] = [:]
+        for (column, schema) in new.columns.enumerated() where schema.isIndexed && !schema.isPrimaryKey {
+            let kept =
+                column < old.columns.count && old.columns[column].isIndexed && !old.columns[column].isPrimaryKey
+            if kept, let index = table.indexes[column] {
+                indexes[column] = index
+                continue
+            }
+            indexes[column] = try buildSecondaryIndex(
+                table.rows, column: column, type: schema.type, token: token, readRow: readRow)
+        }
+        table.primaryIndex = primaryIndex
+        table.indexes = indexes
+    }
+
+    /// A secondary index over `column` of `rows`, built in one sorted bulk load.
+    private static func buildSecondaryIndex(
+        _ rows: PersistentBTree<ObjectKey, RowLocation>, column: Int, type: ColumnType, token: MutationToken,
+        readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) -> PersistentBTree<IndexEntry, Present> {
+        // Integer keys (the common case) are sorted as plain pairs of integers, much faster than `IndexEntry`s.
+        var integers: [(Int64, Int64)] = []
+        var others: [IndexEntry] = []
+        integers.reserveCapacity(rows.count)
+        for (key, location) in rows {
+            let indexKey = try Self.indexKey(try readRow(location), column, type)
+            if case .int(let value) = indexKey {
+                integers.append((value, key.rawValue))
+            } else {
+                others.append(IndexEntry(indexKey, key))
+            }
+        }
+        integers.sort { $0 < $1 }
+        others.sort()
+        // Key order is `IndexKey`'s: null first, then the integers, then the other kinds.
+        let nulls = others.prefix { $0.key == .null }
+        let rest = others[nulls.count...]
+        var entries: [(IndexEntry, Present)] = []
+        entries.reserveCapacity(rows.count)
+        for entry in nulls { entries.append((entry, Present())) }
+        for (value, key) in integers { entries.append((IndexEntry(.int(value), ObjectKey(key)), Present())) }
+        for entry in rest { entries.append((entry, Present())) }
+        return PersistentBTree(sortedUniqueElements: entries, token: token)
+    }
+
+    /// A primary-key index over `column` of `rows`, built in one sorted bulk load per kind of key.
+    /// - Throws: `.primaryKeyExists` naming the first value found twice.
+    private static func buildPrimaryIndex(
+        _ rows: PersistentBTree<ObjectKey, RowLocation>, column: Int, schema: TableSchema, token: MutationToken,
+        readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) -> PrimaryIndex {
+        var integers: [(Int64, PrimaryKeyEntry)] = []
+        var others: [(IndexKey, PrimaryKeyEntry)] = []
+        integers.reserveCapacity(rows.count)
+        for (key, location) in rows {
+            let indexKey = try Self.indexKey(try readRow(location), column, schema.columns[column].type)
+            let entry = PrimaryKeyEntry(object: key, location: location)
+            if case .int(let value) = indexKey {
+                integers.append((value, entry))
+            } else {
+                others.append((indexKey, entry))
+            }
+        }
+        integers.sort { $0.0 < $1.0 }
+        others.sort { $0.0 < $1.0 }
+        func duplicate(_ key: IndexKey) -> StorageError {
+            StorageError(
+                .primaryKeyExists,
+                "An object of type '\(schema.name)' with primary key \(key) already exists. "
+                    + "Use update: .modified or .all to update it.")
+        }
+        for i in integers.indices.dropFirst() where integers[i - 1].0 == integers[i].0 {
+            throw duplicate(.int(integers[i].0))
+        }
+        for i in others.indices.dropFirst() where others[i - 1].0 == others[i].0 { throw duplicate(others[i].0) }
+        var index = PrimaryIndex()
+        index.integers = PersistentBTree(sortedUniqueElements: integers, token: token)
+        index.others = PersistentBTree(sortedUniqueElements: others, token: token)
+        return index
     }
 
     /// Rebuilds primary, secondary and backlink indexes and live bytes from the rows (after a schema change).

@@ -110,6 +110,34 @@ package struct PrimaryIndex: Sendable {
         try others.forEach(from: otherStart, inclusive: otherInclusive) { key, entry in try body(key, entry) }
     }
 
+    /// The number of integer keys in `low...high`.
+    ///
+    /// - Complexity: O(log n); no allocation.
+    package func count(from low: Int64, through high: Int64) -> Int {
+        guard low <= high else { return 0 }
+        let below = integers.countBelow(low)
+        let upTo = high == Int64.max ? integers.count : integers.countBelow(high + 1)
+        return upTo - below
+    }
+
+    /// Calls `body` with each entry in descending key order (the reverse of ``forEach(from:inclusive:_:)``),
+    /// until `body` returns false or the entries run out.
+    ///
+    /// - Complexity: O(k log n) for k visited entries.
+    package func forEachDescending(_ body: (IndexKey, PrimaryKeyEntry) throws -> Bool) rethrows {
+        // Key order is null, the integers, then the other kinds (`others` holds null and the other kinds).
+        let nonNull = others.value(forKey: .null) == nil ? others.count : others.count &- 1
+        for offset in stride(from: others.count &- 1, through: others.count &- nonNull, by: -1) {
+            let (key, entry) = others.element(at: offset)
+            guard try body(key, entry) else { return }
+        }
+        for offset in stride(from: integers.count &- 1, through: 0, by: -1) {
+            let (key, entry) = integers.element(at: offset)
+            guard try body(.int(key), entry) else { return }
+        }
+        if let nullEntry = others.value(forKey: .null) { _ = try body(.null, nullEntry) }
+    }
+
     /// The same index with every entry's row location replaced by `location(entry)`, rebuilt in one ordered
     /// pass (full nodes, owned by `token`).
     ///

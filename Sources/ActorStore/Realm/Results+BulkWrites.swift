@@ -1,0 +1,82 @@
+import ActorStorePersistence
+import Foundation
+
+// Set-based writes: change every object a query matches in one call, without making a live object per match.
+
+extension Results {
+    /// Sets one property of every matching object to `value`, in one pass over the matches (Realm's
+    /// `setValue(_:forKey:)` on results).
+    ///
+    /// Unlike a loop over the results (`for dog in dogs { dog.age = 3 }`), no live object is made for the
+    /// matches: the value is converted and checked once, then written to each matching row, and observers
+    /// see every matching object modified in that property (objects whose value does not change are not
+    /// reported). The matches are the query's as the call starts: an object that stops matching because of
+    /// the new value is still updated.
+    ///
+    /// ```swift
+    /// try await realm.write { realm in
+    ///     realm.objects(Dog.self).where { $0.age < 2 }.setValue(true, forKey: "isPuppy")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - value: the new value, of the property's type (`nil` for an optional property or a link; an object,
+    ///     a dictionary or an array for a link or a collection of objects, as in `create(_:value:)`). An
+    ///     embedded object is copied for each matching object, since each has one parent.
+    ///   - key: the property's name.
+    /// - Important: Call it inside a write transaction (a programmer error otherwise, as in Realm). An unknown
+    ///   property, the primary key, a `LinkingObjects` property or a value of the wrong type makes the
+    ///   transaction fail: the `write` throws `RealmError` with code `.invalidValue`, and nothing of it is
+    ///   committed.
+    /// - Complexity: O(m) row writes for m matches, after evaluating the query once (an index walk when an
+    ///   index fits).
+    public func setValue(_ value: Any?, forKey key: String) {
+        let session = context.requireWriteSession(for: "set a property of query results")
+        guard let binding = context.binding(for: Element.self) else { return }  // no table yet: no objects
+        session.setValue(value, forKey: key, keys: keys, of: binding)
+    }
+
+    /// Calls `body` once for each matching object, to change it in place: a computed update of every match
+    /// (`score += 1`), cheaper than a `for … in` loop over the results.
+    ///
+    /// The objects passed are made as they are needed and reused while `body` does not keep them: one object
+    /// serves every match unless `body` stores it somewhere (then the next match gets a new one, so a kept
+    /// object stays valid). The matches are the query's as the call starts, so an update that makes an
+    /// object stop matching, or start matching, does not change which objects are visited; an object
+    /// deleted by `body` before its turn is skipped. Observers receive each changed object as modified, in
+    /// the properties `body` set.
+    ///
+    /// ```swift
+    /// try await realm.write { realm in
+    ///     realm.objects(Player.self).where { $0.team == "red" }.update { $0.score += 1 }
+    /// }
+    /// ```
+    ///
+    /// - Parameter body: changes one object. It may read and set any property of it, and of other objects.
+    /// - Throws: what `body` throws; the objects visited before keep their changes in the open transaction
+    ///   (throw out of the `write` block to roll them back).
+    /// - Important: Call it inside a write transaction (a programmer error otherwise, as in Realm).
+    /// - Complexity: O(m) calls of `body` for m matches, after evaluating the query once.
+    public func update<E: Error>(_ body: (Element) throws(E) -> Void) throws(E) {
+        let session = context.requireWriteSession(for: "update query results")
+        guard let binding = context.binding(for: Element.self) else { return }
+        var current: Element?
+        for key in keys {
+            guard session.failure == nil else { return }
+            guard let location = context.location(binding.tableID, key) else { continue }  // deleted meanwhile
+            let object: Element
+            if var reused = current.take(), isKnownUniquelyReferenced(&reused) {
+                // Nothing else holds it: point it at the next match instead of making a new object.
+                reused._managed = ManagedState(
+                    context: context, table: binding, key: key, location: location, stamp: context.stamp)
+                reused._collectionCache = nil
+                object = reused
+            } else {
+                guard let made = context.makeObject(binding, key, location: location) as? Element else { return }
+                object = made
+            }
+            try body(object)
+            current = object
+        }
+    }
+}
