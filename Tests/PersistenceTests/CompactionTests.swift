@@ -163,9 +163,12 @@ struct CompactionTests {
         func sibling(_ name: String) -> String { folder + "/" + name }
 
         /// Opens the store (or another file next to it), without automatic compaction.
+        /// Encrypted with ``StorageKind/current``'s key.
         func open(_ path: String? = nil, readOnly: Bool = false) async throws -> StorageEngine {
-            try await StorageEngine.open(
-                .init(path: path ?? self.path, fileSystem: fs, readOnly: readOnly, autoCompaction: nil))
+            var configuration = StorageEngine.Configuration(
+                path: path ?? self.path, fileSystem: fs, readOnly: readOnly, autoCompaction: nil)
+            configuration.encryptionKey = StorageKind.current.key
+            return try await StorageEngine.open(configuration)
         }
 
         /// The names of the files next to the store.
@@ -500,34 +503,40 @@ struct CompactionTests {
         await reopened.close()
     }
 
-    @Test("writeCopy of an open write transaction copies what it sees, and the transaction goes on")
-    func writeCopyOfATransaction() async throws {
-        let place = Place(.disk)
-        defer { place.cleanup() }
-        let engine = try await place.open()
-        let tables = try await Self.populate(engine)
-        let committed = try Dump(engine.snapshot())
-        let committedKV = try engine.snapshot().count(tables.kv)
-        let destination = place.sibling("copy.store")
-        // More than one 4 MiB chunk of rows in the transaction's own record, rows of the file rewritten in
-        // it (their bytes now in the record too), and deletions (with links to them removed).
-        let txn = try await engine.beginWrite()
-        for i in 0..<12_000 { try txn.insert(tables.kv, [.int(Int64(100_000 + i)), .string(Self.value(i, 9, 400))]) }
-        let dogs = try #require(txn.state.tables[tables.dog]).rows.map(\.key)
-        for key in dogs.prefix(50) { try txn.update(tables.dog, key, [(2, .int(99))]) }
-        for key in dogs.suffix(30) { try txn.delete(tables.dog, key) }
-        let seen = try Dump(txn)
-        try await engine.writeCopy(to: destination, transaction: txn)
-        #expect(try Dump(txn) == seen, "the copy changed nothing the transaction sees")
-        #expect(try Dump(engine.snapshot()) == committed, "nor anything committed")
-        try txn.insert(tables.kv, [.int(-1), .string("after the copy")])
-        _ = try await txn.commit()
+    @Test(
+        "writeCopy of an open write transaction copies what it sees, and the transaction goes on",
+        arguments: StorageKind.allCases)
+    func writeCopyOfATransaction(kind: StorageKind) async throws {
+        try await kind.run {
+            let place = Place(.disk)
+            defer { place.cleanup() }
+            let engine = try await place.open()
+            let tables = try await Self.populate(engine)
+            let committed = try Dump(engine.snapshot())
+            let committedKV = try engine.snapshot().count(tables.kv)
+            let destination = place.sibling("copy.store")
+            // More than one 4 MiB chunk of rows in the transaction's own record, rows of the file rewritten in
+            // it (their bytes now in the record too), and deletions (with links to them removed).
+            let txn = try await engine.beginWrite()
+            for i in 0..<12_000 {
+                try txn.insert(tables.kv, [.int(Int64(100_000 + i)), .string(Self.value(i, 9, 400))])
+            }
+            let dogs = try #require(txn.state.tables[tables.dog]).rows.map(\.key)
+            for key in dogs.prefix(50) { try txn.update(tables.dog, key, [(2, .int(99))]) }
+            for key in dogs.suffix(30) { try txn.delete(tables.dog, key) }
+            let seen = try Dump(txn)
+            try await engine.writeCopy(to: destination, transaction: txn, encryptionKey: kind.key)
+            #expect(try Dump(txn) == seen, "the copy changed nothing the transaction sees")
+            #expect(try Dump(engine.snapshot()) == committed, "nor anything committed")
+            try txn.insert(tables.kv, [.int(-1), .string("after the copy")])
+            _ = try await txn.commit()
 
-        let copy = try await place.open(destination, readOnly: true)
-        #expect(try Dump(copy.snapshot()) == seen)
-        #expect(try Dump.indexProblems(copy.snapshot()).isEmpty)
-        await copy.close()
-        #expect(try engine.snapshot().count(tables.kv) == committedKV + 12_001)
+            let copy = try await place.open(destination, readOnly: true)
+            #expect(try Dump(copy.snapshot()) == seen)
+            #expect(try Dump.indexProblems(copy.snapshot()).isEmpty)
+            await copy.close()
+            #expect(try engine.snapshot().count(tables.kv) == committedKV + 12_001)
+        }
     }
 
     @Test("writeCopy closes its file once when the directory sync fails")
