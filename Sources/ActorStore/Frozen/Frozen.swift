@@ -162,6 +162,9 @@ public struct Frozen<T: ObjectBase>: Sendable, Hashable, CustomStringConvertible
         return (property, context.value(at: location, column: column, type: binding.types[column]))
     }
 
+    /// The stored value of the `@Persisted` property `keyPath` reads (for subscripts in other files).
+    func frozenStoredValue(_ keyPath: AnyKeyPath) -> Value { stored(keyPath).value }
+
     /// A value property.
     public subscript<V: _PersistableScalar>(dynamicMember keyPath: KeyPath<T, V>) -> V {
         V._rlmFromStored(_StoredValue(stored(keyPath).value)) ?? V._rlmScalarDefault
