@@ -87,6 +87,7 @@ final class MXBox: Object {
             box.items.append(objectsIn: [.int(3), .string("x"), .object(rex), .none])
             box.bag.insert(.double(1.5))
             box.fields["when"] = .date(Date(timeIntervalSince1970: 5))
+            box.fields["nothing"] = AnyRealmValue.none  // a null value, kept (nil would remove the key)
         }
         let box = await realm.read { $0.objects(MXBox.self)[0].freeze() }
         let read = await Task.detached { () -> (String?, [FrozenAnyRealmValue], [FrozenAnyRealmValue]) in
@@ -103,7 +104,7 @@ final class MXBox: Object {
             Issue.record("element 2 should be a link, read \(read.1[2])")
         }
         #expect(read.2 == [.double(1.5)])
-        #expect(box.fields == ["when": .date(Date(timeIntervalSince1970: 5))])
+        #expect(box.fields == ["when": .date(Date(timeIntervalSince1970: 5)), "nothing": FrozenAnyRealmValue.none])
     }
 
     @Test func aLinkToADeletedObjectReadsAsNone() async throws {

@@ -78,7 +78,7 @@ struct JSONImporter {
     private func forEachLine(_ body: (UnsafeBufferPointer<UInt8>, Int) throws(RealmError) -> Void) throws(RealmError) {
         switch source {
         case .bytes(let bytes):
-            try bytes.withUnsafeBufferPointer { (all) throws(RealmError) in
+            _ = try bytes.withUnsafeBufferPointer { (all) throws(RealmError) in
                 try Self.lines(of: all, startingAt: 1, body)
             }
         case .file(let url):

@@ -109,26 +109,28 @@ public struct AnyFrozenObject: Hashable, Sendable {
 extension Frozen {
     /// An ``AnyRealmValue`` property.
     public subscript(dynamicMember keyPath: KeyPath<T, AnyRealmValue>) -> FrozenAnyRealmValue {
-        FrozenAnyRealmValue.fromStored(frozenStoredValue(keyPath), context) ?? .none
+        FrozenAnyRealmValue.fromStored(frozenStoredValue(keyPath), context) ?? FrozenAnyRealmValue.none
     }
 
     /// A list of ``AnyRealmValue``s.
     public subscript(dynamicMember keyPath: KeyPath<T, List<AnyRealmValue>>) -> [FrozenAnyRealmValue] {
         guard case .list(let values) = frozenStoredValue(keyPath) else { return [] }
-        return values.map { FrozenAnyRealmValue.fromStored($0, context) ?? .none }
+        return values.map { FrozenAnyRealmValue.fromStored($0, context) ?? FrozenAnyRealmValue.none }
     }
 
     /// A set of ``AnyRealmValue``s.
     public subscript(dynamicMember keyPath: KeyPath<T, MutableSet<AnyRealmValue>>) -> [FrozenAnyRealmValue] {
         guard case .set(let values) = frozenStoredValue(keyPath) else { return [] }
-        return values.map { FrozenAnyRealmValue.fromStored($0, context) ?? .none }
+        return values.map { FrozenAnyRealmValue.fromStored($0, context) ?? FrozenAnyRealmValue.none }
     }
 
     /// A map of ``AnyRealmValue``s.
     public subscript(dynamicMember keyPath: KeyPath<T, Map<String, AnyRealmValue>>) -> [String: FrozenAnyRealmValue] {
         guard case .map(let entries) = frozenStoredValue(keyPath) else { return [:] }
         var result: [String: FrozenAnyRealmValue] = [:]
-        for entry in entries { result[entry.key] = FrozenAnyRealmValue.fromStored(entry.value, context) ?? .none }
+        for entry in entries {
+            result[entry.key] = FrozenAnyRealmValue.fromStored(entry.value, context) ?? FrozenAnyRealmValue.none
+        }
         return result
     }
 }
