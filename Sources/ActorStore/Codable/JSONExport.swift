@@ -293,6 +293,8 @@ struct JSONExporter {
 struct JSONSink {
     private let handle: FileHandle?
     private let path: String
+    /// Whether `close()` closes the handle (a file the sink created).
+    private var ownsHandle = true
     /// The bytes written, when the sink is memory.
     private(set) var bytes: [UInt8] = []
 
@@ -300,6 +302,13 @@ struct JSONSink {
     init() {
         handle = nil
         path = "memory"
+    }
+
+    /// A sink that writes to an open file (standard output, a pipe), which it does not close.
+    init(handle: FileHandle) {
+        self.handle = handle
+        path = "the output"
+        ownsHandle = false
     }
 
     /// A sink that creates (or truncates) the file at `url`.
@@ -331,6 +340,7 @@ struct JSONSink {
 
     /// Flushes and closes the file.
     func close() throws(RealmError) {
+        guard ownsHandle else { return }
         do {
             try handle?.synchronize()
             try handle?.close()

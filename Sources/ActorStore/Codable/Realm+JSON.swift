@@ -36,6 +36,29 @@ extension FrozenRealm {
         return written
     }
 
+    /// Writes the objects of this version as ActorStore JSON to an open file, such as standard output
+    /// (see ``exportJSON(to:classes:progress:)``). The handle stays open.
+    ///
+    /// - Parameters:
+    ///   - handle: Where to write.
+    ///   - classes: The classes to write; nil for all.
+    ///   - progress: Called with the number of objects written so far.
+    /// - Returns: The number of objects written.
+    /// - Throws: `RealmError.invalidValue` for a class the realm does not have, `ioFailure` if writing fails.
+    @discardableResult
+    public func exportJSON(
+        to handle: FileHandle, classes: [String]? = nil, progress: ((Int) -> Void)? = nil
+    ) throws(RealmError) -> Int {
+        let exporter = try JSONExporter(snapshot: context.snapshot, classes: classes)
+        var sink = JSONSink(handle: handle)
+        var written = 0
+        try exporter.write(to: &sink) { count in
+            written = count
+            progress?(count)
+        }
+        return written
+    }
+
     /// The ActorStore JSON of this version's objects, in memory (see ``exportJSON(to:classes:progress:)``).
     ///
     /// - Parameter classes: The classes to write; nil for all.
