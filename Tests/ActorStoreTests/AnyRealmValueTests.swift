@@ -123,6 +123,34 @@ final class MXBox: Object {
         }
     }
 
+    @Test func copyingAFrozenObjectToAnotherFileCopiesTheObjectsItsMixedValuesLinkTo() async throws {
+        let source = try await realm()
+        try await source.write { realm in
+            // Keys that differ from the destination's: two dogs deleted first.
+            for name in ["x", "y"] { realm.create(MXDog.self, value: ["name": name]) }
+            realm.delete(realm.objects(MXDog.self))
+            let rex = realm.create(MXDog.self, value: ["name": "Rex"])
+            let tom = realm.create(MXCat.self, value: ["name": "Tom"])
+            let box = realm.create(MXBox.self, value: ["label": "a", "value": AnyRealmValue.object(rex)])
+            box.items.append(objectsIn: [.object(tom), .int(1)])
+            box.fields["cat"] = .object(tom)
+        }
+        let frozen = await source.read { $0.objects(MXBox.self)[0].freeze() }
+        let destination = try await realm()
+        try await destination.write { realm in
+            realm.create(MXDog.self, value: ["name": "Other"])  // key 0 here: the source's Rex is key 2
+            realm.create(MXBox.self, value: frozen)
+        }
+        await destination.read { realm in
+            let box = realm.objects(MXBox.self)[0]
+            #expect(box.value.object(MXDog.self)?.name == "Rex")
+            #expect(box.items.first?.object(MXCat.self)?.name == "Tom")
+            #expect(box.fields["cat"]?.object(MXCat.self)?.name == "Tom")
+            #expect(realm.objects(MXCat.self).count == 1)  // copied once
+            #expect(realm.objects(MXDog.self).count == 2)
+        }
+    }
+
     @Test func anUnmanagedObjectAssignedToAMixedPropertyIsAdded() async throws {
         let realm = try await realm()
         try await realm.write { realm in
