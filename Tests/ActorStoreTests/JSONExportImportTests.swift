@@ -324,6 +324,38 @@ final class JXPerson: Object {
         lines.removeAll()
     }
 
+    @Test func damagedDocumentsImportOrThrowButNeverStopTheProcess() async throws {
+        let original = try await realm()
+        try await populate(original, count: 4)
+        let good = Array(try await export(original))
+        var rng = SystemRandomNumberGenerator()
+        let hostile = [
+            #"{"link":{"class":"JXPerson","id":9223372036854775807}}"#, #"{"link":{"class":"JXPerson","id":-1}}"#,
+            "9223372036854775807", "-9223372036854775809", "1e400", #""@1e400""#, "[[[[[[[[[[", #""\ud800""#,
+        ]
+        for iteration in 0..<(TestDepth.long ? 2_000 : 120) {
+            var bytes = good
+            if iteration < hostile.count {
+                // A value put where a link, an id or an AnyRealmValue goes.
+                let text = String(decoding: bytes, as: UTF8.self)
+                    .replacingOccurrences(of: #""any":null"#, with: #""any":"# + hostile[iteration])
+                    .replacingOccurrences(of: #""best":1"#, with: #""best":"# + hostile[iteration])
+                bytes = Array(text.utf8)
+            } else {
+                for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                    let at = Int.random(in: 0..<bytes.count, using: &rng)
+                    bytes[at] = UInt8.random(in: 0...255, using: &rng)
+                }
+            }
+            let copy = try await realm()
+            do {
+                try await copy.importJSON(data: Data(bytes))
+            } catch {
+                #expect(!error.message.isEmpty)
+            }
+        }
+    }
+
     /// Stored values compared as the export promises: floating-point values by bit pattern (NaN included),
     /// decimals by value.
     private func sameStored(_ a: Value, _ b: Value) -> Bool {

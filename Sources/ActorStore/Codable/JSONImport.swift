@@ -366,7 +366,7 @@ struct JSONImporter {
             guard case .string(let className)? = member.value["class"], case .number(let text)? = member.value["id"],
                 let id = Int64(text), let target = tables[className], !target.schema.isEmbedded
             else { throw error("\(label) has a link that needs a \"class\" of the document and an \"id\"") }
-            return .typedLink(table: className, key: ObjectKey(target.firstKey + id))
+            return .typedLink(table: className, key: try importedKey(of: id, in: target))
         }
         let scalars: [String: ScalarType] = [
             "bool": .bool, "int": .int64, "float": .float, "double": .double, "string": .string, "data": .data,
@@ -376,6 +376,17 @@ struct JSONImporter {
             throw error("\(label) has a value {\"\(member.key)\": …} that is not an AnyRealmValue")
         }
         return value
+    }
+
+    /// The key object `id` of `table` gets: the table's next key when the import started, plus `id`.
+    ///
+    /// - Throws: `invalidValue` for a negative id or one past the last possible key.
+    private func importedKey(of id: Int64, in table: ImportTable) throws(RealmError) -> ObjectKey {
+        let (key, overflow) = table.firstKey.addingReportingOverflow(id)
+        guard id >= 0, !overflow else {
+            throw error("a link to '\(table.schema.name)' has the id \(id), which no object has")
+        }
+        return ObjectKey(key)
     }
 
     // MARK: Links (the second read)
@@ -406,7 +417,7 @@ struct JSONImporter {
             }
             func link(_ item: JSONValue) throws(RealmError) -> Value {
                 guard case .number(let text) = item, let id = Int64(text) else { return .null }
-                return .link(ObjectKey(target.firstKey + id))
+                return .link(try importedKey(of: id, in: target))
             }
             let value: Value
             switch (column.type.collection, member) {
