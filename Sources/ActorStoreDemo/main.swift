@@ -92,6 +92,18 @@ do {
 } catch {
     failure = error
 }
+// `actorstore-demo PATH` keeps a copy of the demo's realm at PATH, to look into with the inspector:
+// `swift run --package-path Tools actorstore info PATH`.
+if failure == nil, CommandLine.arguments.count > 1 {
+    let kept = URL(fileURLWithPath: CommandLine.arguments[1])
+    do {
+        try? FileManager.default.removeItem(at: kept)
+        try FileManager.default.copyItem(at: directory.appendingPathComponent("dogs.realm"), to: kept)
+        print("kept the realm at \(kept.path)")
+    } catch {
+        failure = error
+    }
+}
 try? FileManager.default.removeItem(at: directory)
 if let failure {
     print("the demo failed: \(failure)")

@@ -21,6 +21,7 @@ enum Benchmark: String, BenchmarkCase {
     case open = "open"
     case migrate = "migrate"
     case observation = "observation"
+    case json = "json"
 
     var summary: String {
         switch self {
@@ -44,6 +45,7 @@ enum Benchmark: String, BenchmarkCase {
             "write N objects in one transaction, then open with a migration (rename one property, fill one from two)"
         case .observation:
             "@Observable views: commit → ObservedResults updated on the main actor, 1,000 idle views"
+        case .json: "export N objects as JSON Lines (rate, resident memory growth), then import the file"
         }
     }
 }

@@ -38,6 +38,7 @@ final class Workloads {
         case .open: try await openBenchmark()
         case .migrate: try await migrationBenchmark()
         case .observation: try await observationBenchmark()
+        case .json: try await jsonBenchmark()
         }
     }
 

@@ -36,7 +36,9 @@ struct RowEncodingTests {
                     #expect(entries.map(\.key) == entries.map(\.key).sorted(), "map keys come back sorted")
                 }
                 if case .set(let elements) = value, case .set(let unique) = normalized {
-                    #expect(unique.count == Set(elements.map { setKey($0) }).count, "set de-duplicated")
+                    #expect(
+                        unique.count == Set(elements.map { setKey($0, mixed: type.scalar == .mixed) }).count,
+                        "set de-duplicated")
                 }
             }
         }
@@ -386,7 +388,7 @@ struct RowEncodingTests {
 
 /// Helpers are members (not top-level functions) so they cannot collide with other test files.
 extension RowEncodingTests {
-    /// Every column type: 14 scalars x 4 collection kinds x optional or not.
+    /// Every column type: 15 scalars x 4 collection kinds x optional or not.
     private static let columnTypes: [ColumnType] = ScalarType.allCases.flatMap { scalar in
         CollectionKind.allCases.flatMap { kind in [false, true].map { ColumnType(scalar, kind, optional: $0) } }
     }
@@ -474,6 +476,13 @@ extension RowEncodingTests {
                 .map { .objectId($0) }
         case .decimal128: [RowFormat.decimalZero, Decimal128Bits(low: .max, high: 1)].map { .decimal128($0) }
         case .link: [Int64.min, 0, 1, Int64.max].map { .link(ObjectKey($0)) }
+        case .mixed:
+            [ScalarType.bool, .int64, .float, .double, .string, .data, .date, .uuid, .objectId, .decimal128].flatMap {
+                samples($0).prefix(2)
+            } + [
+                .typedLink(table: "Dog", key: ObjectKey(3)), .typedLink(table: "日本", key: ObjectKey(Int64.min)),
+                .typedLink(table: String(repeating: "t", count: 255), key: ObjectKey(Int64.max)),
+            ]
         }
     }
 
@@ -508,6 +517,14 @@ extension RowEncodingTests {
         case .objectId: return .objectId(ObjectIDBytes(high: bits, low: UInt32(truncatingIfNeeded: rng.next())))
         case .decimal128: return .decimal128(Decimal128Bits(low: bits, high: rng.next()))
         case .link: return .link(ObjectKey(Int64(bitPattern: bits >> (bits % 64))))
+        case .mixed:
+            let choices: [ScalarType] = [
+                .bool, .int64, .float, .double, .string, .data, .date, .uuid, .objectId, .decimal128,
+            ]
+            if bits % 11 == 10 {
+                return .typedLink(table: "T\(bits % 5)", key: ObjectKey(Int64(bitPattern: rng.next())))
+            }
+            return randomScalar(choices[Int(bits % 10)], &rng)
         }
     }
 
@@ -577,7 +594,9 @@ extension RowEncodingTests {
     }
 
     /// Set identity as the encoder defines it (the encoded bytes), for checking de-duplication.
-    func setKey(_ value: Value) -> [UInt8] {
+    /// In a mixed set the encoding carries the value's type tag, so a date and a double of the same bits differ.
+    func setKey(_ value: Value, mixed: Bool = false) -> [UInt8] {
+        if mixed { return encodeRow([value], [ColumnType(.mixed)]) }
         let scalar: ScalarType =
             switch value {
             case .bool: .bool
@@ -591,6 +610,7 @@ extension RowEncodingTests {
             case .objectId: .objectId
             case .decimal128: .decimal128
             case .link, .null: .link
+            case .typedLink: .mixed
             case .list, .set, .map: .data
             }
         return encodeRow([value], [ColumnType(scalar, optional: true)])

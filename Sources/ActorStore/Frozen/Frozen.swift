@@ -162,6 +162,9 @@ public struct Frozen<T: ObjectBase>: Sendable, Hashable, CustomStringConvertible
         return (property, context.value(at: location, column: column, type: binding.types[column]))
     }
 
+    /// The stored value of the `@Persisted` property `keyPath` reads (for subscripts in other files).
+    func frozenStoredValue(_ keyPath: AnyKeyPath) -> Value { stored(keyPath).value }
+
     /// A value property.
     public subscript<V: _PersistableScalar>(dynamicMember keyPath: KeyPath<T, V>) -> V {
         V._rlmFromStored(_StoredValue(stored(keyPath).value)) ?? V._rlmScalarDefault
@@ -302,6 +305,8 @@ protocol FrozenObjectSource {
     func storedValue(_ property: PropertyInfo) -> Value?
     /// The object `key` of class `type` at the same version, or nil if there is none.
     func linked(_ key: ObjectKey, _ type: ObjectBase.Type) -> (any FrozenObjectSource)?
+    /// The model class of the table named `name` at that version (what an `AnyRealmValue` link names).
+    func linkedClass(named name: String) -> ObjectBase.Type?
 }
 
 /// One object of one frozen version (see ``FrozenObjectSource``).
@@ -329,4 +334,6 @@ extension Frozen: FrozenObjectSource {
         func frozen<U: ObjectBase>(_ type: U.Type) -> (any FrozenObjectSource)? { context.frozen(type, key) }
         return frozen(type)
     }
+
+    func linkedClass(named name: String) -> ObjectBase.Type? { context.bindings.byName[name]?.info.type }
 }

@@ -57,7 +57,9 @@ public final class DynamicObject: CustomStringConvertible {
             let type = tableSchema.columns[column].type
             guard let stored = source.read(self, column: column, type: type) else { return nil }
             let target = tableSchema.columns[column].linkTarget
-            return DynamicValues.swiftValue(stored) { key in
+            return DynamicValues.swiftValue(
+                stored, typedLink: { table, key in source.linkedObject(key, target: table, generation: generation) }
+            ) { key in
                 target.flatMap { source.linkedObject(key, target: $0, generation: generation) }
             }
         }

@@ -6,8 +6,10 @@ import Foundation
 enum DynamicValues {
     /// The Swift value of a stored value: `Int` for every integer width, `String`, `Double`, `Date`, ...;
     /// nil for null; `[Any]` for lists and sets (null elements as `NSNull()`), `[String: Any]` for maps;
-    /// `link` makes the object a link refers to.
-    static func swiftValue(_ value: Value, link: (ObjectKey) -> Any?) -> Any? {
+    /// `link` makes the object a link refers to; `typedLink` the object a mixed (`AnyRealmValue`) link refers to.
+    static func swiftValue(
+        _ value: Value, typedLink: (String, ObjectKey) -> Any? = { _, _ in nil }, link: (ObjectKey) -> Any?
+    ) -> Any? {
         switch value {
         case .null: return nil
         case .bool(let v): return v
@@ -21,11 +23,14 @@ enum DynamicValues {
         case .objectId(let v): return ObjectId(storage: v)
         case .decimal128(let v): return Decimal128(bits: v)
         case .link(let key): return link(key)
+        case .typedLink(let table, let key): return typedLink(table, key)
         case .list(let items), .set(let items):
-            return items.map { swiftValue($0, link: link) ?? NSNull() } as [Any]
+            return items.map { swiftValue($0, typedLink: typedLink, link: link) ?? NSNull() } as [Any]
         case .map(let entries):
             var result: [String: Any] = [:]
-            for entry in entries { result[entry.key] = swiftValue(entry.value, link: link) ?? NSNull() }
+            for entry in entries {
+                result[entry.key] = swiftValue(entry.value, typedLink: typedLink, link: link) ?? NSNull()
+            }
             return result
         }
     }
@@ -93,7 +98,16 @@ enum DynamicValues {
         case .objectId: return ObjectId._rlmScalarFromAny(value).map { .objectId($0.storage) }
         case .decimal128: return Decimal128._rlmScalarFromAny(value).map { .decimal128($0.bits) }
         case .link: return link(value).map(Value.link)
+        case .mixed: return mixed(value)
         }
+    }
+
+    /// The stored form of a value given for an `AnyRealmValue` column: an ``AnyRealmValue``, a plain value of
+    /// a stored type, a managed object or a ``DynamicObject`` (a link); nil for anything else.
+    private static func mixed(_ value: Any) -> Value? {
+        if let any = value as? AnyRealmValue { return any.storedWithoutSession }
+        if let dynamic = value as? DynamicObject { return .typedLink(table: dynamic.className, key: dynamic.key) }
+        return AnyRealmValue._rlmFromAny(value)?.storedWithoutSession
     }
 
     /// `value` converted between two types that differ only in whether nil is allowed: nil becomes the

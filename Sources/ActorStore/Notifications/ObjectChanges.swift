@@ -218,7 +218,7 @@ final class ObjectObservation {
         case .uuid(let v): v
         case .objectId(let v): ObjectId(storage: v)
         case .decimal128(let v): Decimal128(bits: v)
-        case .link, .list, .set, .map: nil
+        case .link, .typedLink, .list, .set, .map: nil
         }
     }
 }

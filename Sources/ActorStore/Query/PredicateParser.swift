@@ -146,6 +146,7 @@ extension PredicateParser {
         if let expression = value as? QueryExpression { return expression }
         if let stored = value as? Value { return .value(stored) }
         if let scalar = value as? any _PersistableScalar { return .value(scalar._rlmToStored.raw) }
+        if let mixed = value as? AnyRealmValue { return mixed.queryExpression }
         if let decimal = value as? Decimal {
             guard !decimal.isNaN else {
                 throw RealmError(.invalidQuery, "A NaN Decimal cannot be a query argument: Decimal128 has no NaN.")

@@ -214,6 +214,7 @@ extension QueryExpression: CustomStringConvertible {
         case .objectId(let v): return "oid(\(ObjectId(storage: v).stringValue))"
         case .decimal128(let v): return "decimal128(\(Decimal128(bits: v)))"
         case .link(let key): return "<link \(key.rawValue)>"
+        case .typedLink(let table, let key): return "<link \(table) \(key.rawValue)>"
         case .list(let items), .set(let items): return "{" + items.map(literal).joined(separator: ", ") + "}"
         case .map: return "<map>"
         }

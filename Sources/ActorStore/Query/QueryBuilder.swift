@@ -941,3 +941,74 @@ extension Query where T: _QueryMap, T._QueryMapValue: _QueryNumeric {
     /// The average of the values.
     public var avg: Query<T._QueryMapValue._QueryAverage> { aggregate(.avg, "avg") }
 }
+
+// MARK: - AnyRealmValue
+
+extension Query where T == AnyRealmValue {
+    /// Whether the value equals `rhs`: same type and value (numbers compare across types), or the same object.
+    public static func == (lhs: Query, rhs: AnyRealmValue) -> Query<Bool> {
+        lhs.compare(.equal, .expression(rhs.queryExpression))
+    }
+
+    /// Whether the value differs from `rhs`.
+    public static func != (lhs: Query, rhs: AnyRealmValue) -> Query<Bool> {
+        lhs.compare(.notEqual, .expression(rhs.queryExpression))
+    }
+
+    /// Whether the value is less than `rhs` (false when their types cannot be compared).
+    public static func < (lhs: Query, rhs: AnyRealmValue) -> Query<Bool> {
+        lhs.compare(.less, .expression(rhs.queryExpression))
+    }
+
+    /// Whether the value is at most `rhs` (false when their types cannot be compared).
+    public static func <= (lhs: Query, rhs: AnyRealmValue) -> Query<Bool> {
+        lhs.compare(.lessOrEqual, .expression(rhs.queryExpression))
+    }
+
+    /// Whether the value is greater than `rhs` (false when their types cannot be compared).
+    public static func > (lhs: Query, rhs: AnyRealmValue) -> Query<Bool> {
+        lhs.compare(.greater, .expression(rhs.queryExpression))
+    }
+
+    /// Whether the value is at least `rhs` (false when their types cannot be compared).
+    public static func >= (lhs: Query, rhs: AnyRealmValue) -> Query<Bool> {
+        lhs.compare(.greaterOrEqual, .expression(rhs.queryExpression))
+    }
+
+    /// Whether the value is one of `values`: `$0.value.in([.int(1), .string("one")])`.
+    public func `in`<S: Sequence>(_ values: S) -> Query<Bool> where S.Element == AnyRealmValue {
+        isIn(values.map(\.queryExpression))
+    }
+}
+
+extension Query where T: _QueryCollection, T._QueryElement == AnyRealmValue {
+    /// Whether any element equals `rhs`.
+    public static func == (lhs: Query, rhs: AnyRealmValue) -> Query<Bool> {
+        lhs.compare(.equal, .expression(rhs.queryExpression))
+    }
+
+    /// Whether any element is greater than `rhs` (elements of other types do not count).
+    public static func > (lhs: Query, rhs: AnyRealmValue) -> Query<Bool> {
+        lhs.compare(.greater, .expression(rhs.queryExpression))
+    }
+
+    /// Whether any element is less than `rhs` (elements of other types do not count).
+    public static func < (lhs: Query, rhs: AnyRealmValue) -> Query<Bool> {
+        lhs.compare(.less, .expression(rhs.queryExpression))
+    }
+
+    /// Whether any element is one of `values`.
+    public func `in`<S: Sequence>(_ values: S) -> Query<Bool> where S.Element == AnyRealmValue {
+        isIn(values.map(\.queryExpression))
+    }
+}
+
+extension Query where T: _QueryStoredCollection, T._QueryElement == AnyRealmValue {
+    /// Whether the collection holds `element`: `$0.values.contains(.int(3))`.
+    public func contains(_ element: AnyRealmValue) -> Query<Bool> { including(element.queryExpression) }
+}
+
+extension Query where T: _QueryMap, T._QueryMapValue == AnyRealmValue {
+    /// Whether some value equals `value`.
+    public func contains(_ value: AnyRealmValue) -> Query<Bool> { including(value.queryExpression) }
+}

@@ -60,6 +60,9 @@ enum QueryType: Equatable, CustomStringConvertible {
     case object(String)
     /// The constant `nil`.
     case null
+    /// An `AnyRealmValue` property: compares with a constant of any type (values of different types are
+    /// unequal and unordered, numbers compare across widths).
+    case mixed
 
     init(_ scalar: ScalarType, target: String?) {
         switch scalar {
@@ -74,6 +77,7 @@ enum QueryType: Equatable, CustomStringConvertible {
         case .uuid: self = .uuid
         case .objectId: self = .objectId
         case .link: self = .object(target ?? "?")
+        case .mixed: self = .mixed
         }
     }
 
@@ -90,7 +94,7 @@ enum QueryType: Equatable, CustomStringConvertible {
         case .date: self = .date
         case .uuid: self = .uuid
         case .objectId: self = .objectId
-        case .link, .list, .set, .map: self = .object("?")
+        case .link, .typedLink, .list, .set, .map: self = .object("?")
         }
     }
 
@@ -103,6 +107,7 @@ enum QueryType: Equatable, CustomStringConvertible {
 
     /// Whether values of the two types can be compared with `op`.
     func accepts(_ other: QueryType, _ op: QueryOperator) -> Bool {
+        if self == .mixed || other == .mixed { return true }
         if self == .null || other == .null { return op == .equal || op == .notEqual || op == .in }
         switch op {
         case .equal, .notEqual, .in:
@@ -132,6 +137,7 @@ enum QueryType: Equatable, CustomStringConvertible {
         case .objectId: "ObjectId"
         case .object(let name): "\(name) object"
         case .null: "nil"
+        case .mixed: "AnyRealmValue"
         }
     }
 }
@@ -300,6 +306,8 @@ struct QueryResolver {
         let lhsText = describe(lhsExpression)
         let rhsText = describe(rhsExpression)
         let lhsType = type(of: lhsExpression, lhs)
+        if lhsType == .mixed { rhs = Self.mixedOperand(rhsExpression, rhs) }
+        if type(of: rhsExpression, rhs) == .mixed { lhs = Self.mixedOperand(lhsExpression, lhs) }
         if op == .in {
             for element in elementTypes(of: rhsExpression, rhs) where !lhsType.accepts(element, .equal) {
                 throw Self.error("type mismatch: \(lhsText) is \(lhsType) but IN lists a \(element)")
@@ -320,7 +328,7 @@ struct QueryResolver {
                 )
             }
         }
-        if !comparison.options.isEmpty, lhsType != .string, lhsType != .null {
+        if !comparison.options.isEmpty, lhsType != .string, lhsType != .null, lhsType != .mixed {
             throw Self.error("[c] and [d] apply to strings; \(lhsText) is \(lhsType)")
         }
         try checkQuantifier(comparison.quantifier, lhs, lhsText)
@@ -337,6 +345,24 @@ struct QueryResolver {
             throw Self.error(
                 "\(quantifier?.rawValue ?? "ANY") needs a key path through a collection (a List, MutableSet, Map or "
                     + "LinkingObjects); \(text) has one value per object")
+        }
+    }
+
+    /// The operand compared with an `AnyRealmValue` property: an object argument becomes a link that names
+    /// its class, as a mixed value stores it (other operands are unchanged).
+    private static func mixedOperand(_ expression: QueryExpression, _ operand: PlanOperand) -> PlanOperand {
+        func values(_ expression: QueryExpression) -> [Value] {
+            switch expression {
+            case .object(let className, let key): [.typedLink(table: className, key: key)]
+            case .value(let value): [value]
+            case .list(let items): items.flatMap(values)
+            default: []
+            }
+        }
+        switch (expression, operand) {
+        case (.object(let className, let key), _): return .constant(.typedLink(table: className, key: key))
+        case (.list(let items), .list): return .list(items.flatMap(values))
+        default: return operand
         }
     }
 

@@ -34,6 +34,9 @@ enum QueryValues {
             return c < 0 ? -1 : (c == 0 ? 0 : 1)
         case (.objectId(let x), .objectId(let y)): return x < y ? -1 : (x == y ? 0 : 1)
         case (.link(let x), .link(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.typedLink(let t, let x), .typedLink(let u, let y)):
+            guard t == u else { return bytesOrder(t, u) }
+            return x < y ? -1 : (x == y ? 0 : 1)
         case (.decimal128, _), (_, .decimal128):
             guard let x = decimal(a), let y = decimal(b) else { return nil }
             return x < y ? -1 : (x == y ? 0 : 1)
@@ -235,7 +238,7 @@ enum QueryValues {
         case .date: 5
         case .uuid: 6
         case .objectId: 7
-        case .link: 8
+        case .link, .typedLink: 8
         case .list, .set, .map: 9
         }
     }

@@ -406,7 +406,8 @@ final class WriteSession {
             let column = binding.columns[property.ordinal]
             guard column >= 0, let value = source.storedValue(property) else { continue }
             guard let target = property.kind.linkTarget else {
-                given[column] = value
+                given[column] =
+                    property.kind.scalar == .mixed ? copiedMixed(value, from: source, update: update) : value
                 continue
             }
             // The source object a link reaches; a link to an object the source's version does not have
@@ -431,6 +432,29 @@ final class WriteSession {
             if cyclic { deferred.append((column, value, { linked($0)?.sourceIdentity })) }
         }
         return (given, deferred)
+    }
+
+    /// An `AnyRealmValue` column of a frozen object being copied: a link becomes a link to the copy of its
+    /// object, made now with the same policy (a link back to an object still being copied, a cycle, becomes
+    /// null); other values stay as they are.
+    private func copiedMixed(_ value: Value, from source: any FrozenObjectSource, update: Realm.UpdatePolicy) -> Value {
+        func copy(_ item: Value) -> Value {
+            guard case .typedLink(let table, let key) = item else { return item }
+            guard let type = source.linkedClass(named: table), let object = source.linked(key, type) else {
+                return .null
+            }
+            if let done = copies[object.sourceIdentity] { return .typedLink(table: table, key: done) }
+            if copying.contains(object.sourceIdentity) { return .null }
+            return createRow(type, value: object, update: update, nested: true).map {
+                .typedLink(table: table, key: $0.1)
+            } ?? .null
+        }
+        switch value {
+        case .list(let items): return .list(items.map(copy))
+        case .set(let items): return .set(items.map(copy))
+        case .map(let entries): return .map(entries.map { .init($0.key, copy($0.value)) })
+        default: return copy(value)
+        }
     }
 
     /// A link column of a frozen object's copy that reached an object still being copied (a cycle).

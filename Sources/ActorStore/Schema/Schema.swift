@@ -155,6 +155,8 @@ public enum PropertyType: String, Sendable, Equatable, CustomStringConvertible {
     case uuid
     /// A link to an object (``Property/objectClassName`` names its class).
     case object
+    /// ``AnyRealmValue``: a value of any of the other types, or a link to an object of any class.
+    case any
     /// `LinkingObjects`: computed from the links of another class, not stored.
     case linkingObjects
 
@@ -174,6 +176,7 @@ public enum PropertyType: String, Sendable, Equatable, CustomStringConvertible {
         case .objectId: self = .objectId
         case .decimal128: self = .decimal128
         case .link: self = .object
+        case .mixed: self = .any
         }
     }
 }

@@ -95,7 +95,17 @@ extension StorageEngine {
         // claims a byte that was not durable when this record was written.
         let record: WriteTransaction.SealedRecord
         do throws(StorageError) {
-            record = try txn.seal(watermark: synced)
+            if txn.cipher != nil && txn.buffer.count >= EncryptedRecord.parallelSealThreshold {
+                // Encrypting a large record (a bulk insert) takes every core for a while: not on the
+                // cooperative pool. Safety: the transaction belongs to the task suspended here, which does not
+                // touch it until this returns; the result is read after the offload has finished.
+                nonisolated(unsafe) let transaction = txn
+                nonisolated(unsafe) var sealed: WriteTransaction.SealedRecord?
+                try await offload { () throws(StorageError) in sealed = try transaction.seal(watermark: synced) }
+                record = sealed!
+            } else {
+                record = try txn.seal(watermark: synced)
+            }
         } catch {
             return .done(.failure(error))
         }

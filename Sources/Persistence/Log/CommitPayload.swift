@@ -78,8 +78,11 @@ package enum CommitPayload {
             var columns: [ColumnSchema] = []
             for _ in 0..<columnCount {
                 let columnName = r.string()
-                guard let scalar = ScalarType(rawValue: r.uint8()), let kind = CollectionKind(rawValue: r.uint8())
-                else { throw malformed(path, offset, "column type") }
+                let code = r.uint8()
+                guard let scalar = ScalarType(rawValue: code) else { throw unknownType(path, offset, code) }
+                guard let kind = CollectionKind(rawValue: r.uint8()) else {
+                    throw malformed(path, offset, "column type")
+                }
                 let flags = r.uint8()
                 let target = r.string()
                 guard !r.overrun else { throw malformed(path, offset, "schema") }
@@ -94,6 +97,16 @@ package enum CommitPayload {
                 TableEntry(id: id, schema: TableSchema(name, columns: columns, isEmbedded: embedded), nextKey: nextKey))
         }
         return (version, tables)
+    }
+
+    /// The error for a column type code this engine does not know: a newer engine wrote the file.
+    static func unknownType(_ path: String, _ offset: Int, _ code: UInt8) -> StorageError {
+        StorageError(
+            .corrupted,
+            "'\(path)' has a schema (commit record at byte \(offset)) with a column of type code \(code), which this "
+                + "version of ActorStore does not know: the file was written by a newer version. Open it with that "
+                + "version or a later one.",
+            offset: FileOffset(offset))
     }
 
     package static func malformed(_ path: String, _ offset: Int, _ what: String) -> StorageError {

@@ -17,6 +17,11 @@ package enum ScalarType: UInt8, Sendable, Hashable, CaseIterable {
     case decimal128 = 13
     /// An ``ObjectKey`` of the column's target table.
     case link = 14
+    /// A value of any of the types above except the narrow integers (Realm's mixed type, `AnyRealmValue`):
+    /// each value carries its own type tag, and a link names its table (see ``RowFormat``). Added in
+    /// format 2 without a version change: an engine that predates it refuses the file when it reads the
+    /// schema (an unknown column type code), so it never misreads a mixed column.
+    case mixed = 15
 
     /// The encoded width of one value, or nil for variable-width types (string, data).
     package var fixedWidth: Int? {
@@ -27,7 +32,7 @@ package enum ScalarType: UInt8, Sendable, Hashable, CaseIterable {
         case .int64, .double, .date, .link: 8
         case .objectId: 12
         case .uuid, .decimal128: 16
-        case .string, .data: nil
+        case .string, .data, .mixed: nil
         }
     }
 }
@@ -44,7 +49,7 @@ package enum CollectionKind: UInt8, Sendable, Hashable, CaseIterable {
 /// The full type of a column: element type, collection kind, and whether elements may be null.
 ///
 /// For `single` columns `isOptional` says whether the value may be null (a `link` is always optional, and so
-/// is a map's link value, which becomes null when its target is deleted).
+/// is a map's link value, which becomes null when its target is deleted; a `mixed` value always is).
 /// For collections it says whether *elements* may be null; a collection itself is never null (it is empty).
 package struct ColumnType: Hashable, Sendable, CustomStringConvertible {
     package var scalar: ScalarType
@@ -54,7 +59,9 @@ package struct ColumnType: Hashable, Sendable, CustomStringConvertible {
     package init(_ scalar: ScalarType, _ collection: CollectionKind = .single, optional: Bool = false) {
         self.scalar = scalar
         self.collection = collection
-        self.isOptional = optional || (scalar == .link && (collection == .single || collection == .map))
+        // A mixed value may always be null (AnyRealmValue's `.none`).
+        self.isOptional =
+            optional || scalar == .mixed || (scalar == .link && (collection == .single || collection == .map))
     }
 
     package var description: String {

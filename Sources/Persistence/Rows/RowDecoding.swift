@@ -23,6 +23,13 @@ enum RowDecoding {
 
     /// Decodes a single (non-collection) column.
     private static func single(_ bytes: UnsafeRawBufferPointer, type: ColumnType) throws(StorageError) -> Value {
+        if type.scalar == .mixed {
+            if bytes.isEmpty { return .null }
+            var reader = RowByteReader(bytes)
+            let value = try mixed(&reader)
+            try reader.expectEnd()
+            return value
+        }
         if let width = type.scalar.fixedWidth {
             if bytes.count == width { return try fixed(type.scalar, bytes) }
             if bytes.isEmpty && type.isOptional { return .null }
@@ -78,6 +85,33 @@ enum RowDecoding {
             return .decimal128(Decimal128Bits(low: low, high: high))
         case .link: return .link(ObjectKey(Int64(littleEndian: bytes.loadUnaligned(as: Int64.self))))
         case .string, .data: return try variable(scalar, bytes)
+        case .mixed:
+            var reader = RowByteReader(bytes)
+            let value = try mixed(&reader)
+            try reader.expectEnd()
+            return value
+        }
+    }
+
+    /// Reads one mixed value (tag, then payload; see ``RowFormat``).
+    ///
+    /// - Throws: `.corrupted` for an unknown tag, a narrow integer tag, or a payload past the end.
+    static func mixed(_ reader: inout RowByteReader) throws(StorageError) -> Value {
+        let tag = try reader.u8()
+        if tag == RowFormat.mixedNullTag { return .null }
+        guard let scalar = ScalarType(rawValue: tag) else { throw corrupt("mixed value tag \(tag) is unknown") }
+        switch scalar {
+        case .int8, .int16, .int32, .mixed: throw corrupt("mixed value tag \(tag) is not a mixed type")
+        case .string, .data:
+            let length = try reader.u32()
+            return try variable(scalar, try reader.take(Int(length)))
+        case .link:
+            let nameLength = try reader.u8()
+            let table = try utf8(try reader.take(Int(nameLength)))
+            return .typedLink(table: table, key: ObjectKey(try reader.i64()))
+        case .bool, .int64, .float, .double, .date, .uuid, .objectId, .decimal128:
+            // Fixed-width: `fixedWidth` is non-nil for these.
+            return try fixed(scalar, try reader.take(scalar.fixedWidth ?? 0))
         }
     }
 

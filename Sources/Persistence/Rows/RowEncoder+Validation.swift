@@ -133,6 +133,7 @@ extension RowEncoder {
     private static func checkElement(
         _ value: Value, type: ColumnType, context: ValidationContext, position: ValuePosition
     ) throws(StorageError) {
+        if type.scalar == .mixed { return try checkMixed(value, type: type, context: context, position: position) }
         let matches: Bool
         switch (type.scalar, value) {
         case (_, .null):
@@ -174,6 +175,37 @@ extension RowEncoder {
             throw StorageError(
                 .invalidValue,
                 "\(context.at(position)) expects a \(type.scalar) value but was given \(value.validationKind).")
+        }
+    }
+
+    /// Checks one value of a mixed column or collection: any single stored type (null included), or a
+    /// typed link; never an untyped link or a collection.
+    private static func checkMixed(
+        _ value: Value, type: ColumnType, context: ValidationContext, position: ValuePosition
+    ) throws(StorageError) {
+        switch value {
+        case .null, .bool, .int, .float, .double, .date, .uuid, .objectId, .decimal128: return
+        case .string(let s):
+            let bytes = s.utf8.count
+            if bytes > RowFormat.maxStringBytes {
+                throw context.tooLarge(position.noun(or: "the string"), bytes: bytes)
+            }
+        case .data(let d):
+            if d.count > RowFormat.maxStringBytes {
+                throw context.tooLarge(position.noun(or: "the data"), bytes: d.count)
+            }
+        case .typedLink(let table, _):
+            guard !table.isEmpty, table.utf8.count <= RowFormat.maxMixedTableNameBytes else {
+                throw StorageError(
+                    .invalidValue,
+                    "\(context.at(position)) links to a table named \(quoted(table)); a mixed link needs a table name "
+                        + "of 1 to \(RowFormat.maxMixedTableNameBytes) UTF-8 bytes.")
+            }
+        case .link, .list, .set, .map:
+            throw StorageError(
+                .invalidValue,
+                "\(context.at(position)) holds a mixed value, which cannot be \(value.validationKind): store a single "
+                    + "value or a link to an object.")
         }
     }
 
@@ -303,6 +335,10 @@ private struct SetElementKey: Hashable {
         case .link(let k): storage = .fixed(9, UInt64(bitPattern: k.rawValue), 0)
         case .string(let s): storage = .bytes(10, Data(s.utf8))
         case .data(let d): storage = .bytes(11, d)
+        case .typedLink(let table, let k):
+            var bytes = Data(table.utf8)
+            withUnsafeBytes(of: k.rawValue.littleEndian) { bytes.append(contentsOf: $0) }
+            storage = .bytes(13, bytes)
         case .list, .set, .map: storage = .bytes(12, Data())  // Not an element; rejected before.
         }
     }
@@ -325,6 +361,7 @@ extension Value {
         case .objectId: "an ObjectId"
         case .decimal128: "a Decimal128"
         case .link: "a link"
+        case .typedLink: "a link"
         case .list: "a list"
         case .set: "a set"
         case .map: "a map"

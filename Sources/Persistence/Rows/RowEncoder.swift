@@ -148,6 +148,7 @@ package enum RowEncoder {
         switch type.collection {
         case .single:
             if case .null = value { return 0 }
+            if type.scalar == .mixed { return mixedSize(value) }
             if let width = type.scalar.fixedWidth { return width }
             return variableLength(value) + (type.isOptional ? 1 : 0)
         case .list, .set:
@@ -180,6 +181,7 @@ package enum RowEncoder {
     /// The size of one collection element or map value.
     @inline(__always)
     private static func elementSize(_ element: Value, type: ColumnType) -> Int {
+        if type.scalar == .mixed { return mixedSize(element) }
         if let width = type.scalar.fixedWidth {
             guard type.isOptional else { return width }
             if case .null = element { return 1 }
@@ -208,6 +210,7 @@ package enum RowEncoder {
                 precondition(type.isOptional, "RowEncoder.encode: null in required column of type \(type)")
                 return
             }
+            if type.scalar == .mixed { return writeMixed(value, into: &writer) }
             if type.scalar.fixedWidth == nil && type.isOptional { writer.u8(RowFormat.presentMarker) }
             writeScalar(value, scalar: type.scalar, into: &writer)
         case .list, .set:
@@ -234,6 +237,7 @@ package enum RowEncoder {
     /// Writes one collection element or map value.
     @inline(__always)
     private static func writeElement(_ element: Value, type: ColumnType, into writer: inout RowByteWriter) {
+        if type.scalar == .mixed { return writeMixed(element, into: &writer) }
         let isNull = element.isNull
         precondition(!isNull || type.isOptional, "RowEncoder.encode: null element in \(type)")
         if type.scalar.fixedWidth != nil {
@@ -287,6 +291,62 @@ package enum RowEncoder {
         default:
             preconditionFailure("RowEncoder.encode: \(value) does not fit a \(scalar) column; validate values first")
         }
+    }
+
+    /// The encoded size of one mixed value: its tag and payload (see ``RowFormat``).
+    @inline(__always)
+    private static func mixedSize(_ value: Value) -> Int {
+        switch value {
+        case .null: return 1
+        case .bool: return 2
+        case .float: return 5
+        case .int, .double, .date: return 9
+        case .objectId: return 13
+        case .uuid, .decimal128: return 17
+        case .string(let s): return 5 + s.utf8.count
+        case .data(let d): return 5 + d.count
+        case .typedLink(let table, _): return 10 + table.utf8.count
+        case .link, .list, .set, .map: return 0  // A mismatch: the writing pass reports it.
+        }
+    }
+
+    /// Writes one mixed value: `tag: u8` (a ``ScalarType`` raw value, 0 for null), then the payload.
+    @inline(__always)
+    private static func writeMixed(_ value: Value, into writer: inout RowByteWriter) {
+        switch value {
+        case .null:
+            writer.u8(RowFormat.mixedNullTag)
+        case .bool: writeTagged(value, .bool, into: &writer)
+        case .int: writeTagged(value, .int64, into: &writer)
+        case .float: writeTagged(value, .float, into: &writer)
+        case .double: writeTagged(value, .double, into: &writer)
+        case .date: writeTagged(value, .date, into: &writer)
+        case .uuid: writeTagged(value, .uuid, into: &writer)
+        case .objectId: writeTagged(value, .objectId, into: &writer)
+        case .decimal128: writeTagged(value, .decimal128, into: &writer)
+        case .string(let s):
+            writer.u8(ScalarType.string.rawValue)
+            writer.u32(UInt32(s.utf8.count))
+            writer.string(s)
+        case .data(let d):
+            writer.u8(ScalarType.data.rawValue)
+            writer.u32(UInt32(d.count))
+            d.withUnsafeBytes { writer.bytes($0) }
+        case .typedLink(let table, let key):
+            writer.u8(ScalarType.link.rawValue)
+            writer.u8(UInt8(table.utf8.count))
+            writer.string(table)
+            writer.u64(UInt64(bitPattern: key.rawValue))
+        case .link, .list, .set, .map:
+            preconditionFailure("RowEncoder.encode: \(value) does not fit a mixed column; validate values first")
+        }
+    }
+
+    /// Writes a fixed-width mixed value: its tag, then its bytes as in a column of that type.
+    @inline(__always)
+    private static func writeTagged(_ value: Value, _ scalar: ScalarType, into writer: inout RowByteWriter) {
+        writer.u8(scalar.rawValue)
+        writeScalar(value, scalar: scalar, into: &writer)
     }
 
     /// Stops on a value whose shape does not match its column type (encode requires validated values).

@@ -41,6 +41,18 @@ import Foundation
 ///   objectId    12 bytes: high u64 BIG-endian, then low u32 BIG-endian (bytes compare like the value)
 ///   decimal128  16 bytes: low u64, then high u64
 ///   link        8 bytes, the target's ObjectKey as Int64
+///
+/// mixed (ScalarType 15, AnyRealmValue): self-delimiting, the same bytes as a single column and as an
+/// element of a list, set or map (a null single column is a zero-length slot):
+///   | tag: u8 | payload |        tag = the ScalarType raw value of the value held
+///   tag 0  null                  no payload
+///   tag 1  bool                  1 byte          tag 5  int (always int64)   8 bytes
+///   tag 6  float                 4 bytes         tag 7  double               8 bytes
+///   tag 10 date                  8 bytes         tag 11 uuid                16 bytes
+///   tag 12 objectId             12 bytes         tag 13 decimal128          16 bytes
+///   tag 8  string, tag 9 data    | length: u32 | bytes |
+///   tag 14 link                  | nameLength: u8 | table name: UTF-8 | key: i64 |
+///   any other tag (2, 3, 4, 15, >15) is corruption
 /// ```
 ///
 /// A column the row does not store (the row was written before the column was added) reads as
@@ -87,6 +99,12 @@ package enum RowFormat {
         fixedHeaderSize + columnCount * offsetWidth
     }
 
+    /// The tag of a null mixed value (a null element of a mixed collection; a null single mixed column is
+    /// a zero-length slot, as for other optional columns).
+    package static let mixedNullTag: UInt8 = 0
+    /// The longest table name a mixed link can carry (its length is one byte).
+    package static let maxMixedTableNameBytes = 255
+
     /// The zero `Decimal128` Realm uses as a default: coefficient 0, exponent 0 (BID bits `0x3040…0`).
     package static let decimalZero = Decimal128Bits(low: 0, high: 0x3040_0000_0000_0000)
 }
@@ -116,7 +134,7 @@ extension ColumnType {
         case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .objectId: return .objectId(ObjectIDBytes(high: 0, low: 0))
         case .decimal128: return .decimal128(RowFormat.decimalZero)
-        case .link: return .null
+        case .link, .mixed: return .null
         }
     }
 }

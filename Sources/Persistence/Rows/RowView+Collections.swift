@@ -58,12 +58,14 @@ extension RowDecoding {
 
     /// The fewest bytes one element (or map value) of `type` can take.
     private static func minimumElementSize(_ type: ColumnType) -> Int {
+        if type.scalar == .mixed { return 1 }
         guard let width = type.scalar.fixedWidth else { return 4 }
         return type.isOptional ? 1 : width
     }
 
     /// Reads one list/set element or map value.
     private static func element(_ reader: inout RowByteReader, type: ColumnType) throws(StorageError) -> Value {
+        if type.scalar == .mixed { return try mixed(&reader) }
         if let width = type.scalar.fixedWidth {
             if type.isOptional {
                 switch try reader.u8() {

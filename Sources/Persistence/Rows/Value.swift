@@ -18,6 +18,9 @@ package enum Value: Hashable, Sendable {
     case objectId(ObjectIDBytes)
     case decimal128(Decimal128Bits)
     case link(ObjectKey)
+    /// A link that names its table: the only form of link a `mixed` column holds (its target's class is
+    /// not fixed by the schema). Valid in `mixed` columns only.
+    case typedLink(table: String, key: ObjectKey)
     case list([Value])
     case set([Value])
     /// Entries sorted by key, keys unique.
@@ -53,6 +56,7 @@ extension Value: CustomStringConvertible {
         case .objectId(let v): "oid(\(v.high),\(v.low))"
         case .decimal128(let v): "dec(\(v.high),\(v.low))"
         case .link(let k): "->\(k)"
+        case .typedLink(let table, let k): "->\(table)/\(k)"
         case .list(let v): "\(v)"
         case .set(let v): "set\(v)"
         case .map(let v): "[" + v.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
