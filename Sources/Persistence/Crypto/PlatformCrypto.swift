@@ -101,16 +101,18 @@ package final class AESGCMKey: @unchecked Sendable {
         #endif
     }
 
-    /// Decrypts `text` in place; false when the tag does not authenticate it (wrong key or changed bytes),
-    /// and `text` is then zeroed.
+    /// Decrypts `ciphertext` (by default `text` itself) into `text`, which has its size; false when the
+    /// tag does not authenticate it (wrong key or changed bytes), and `text` is then zeroed.
     package func open(
-        _ text: UnsafeMutableRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
-        tag: UnsafeRawBufferPointer
+        _ text: UnsafeMutableRawBufferPointer, from ciphertext: UnsafeRawBufferPointer? = nil,
+        nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer
     ) throws(StorageError) -> Bool {
+        let input = ciphertext ?? UnsafeRawBufferPointer(text)
+        precondition(input.count == text.count)
         #if canImport(CryptoKit)
             do {
                 let box = try AES.GCM.SealedBox(
-                    nonce: try AES.GCM.Nonce(data: Data(nonce)), ciphertext: Data(text), tag: Data(tag))
+                    nonce: try AES.GCM.Nonce(data: Data(nonce)), ciphertext: Data(input), tag: Data(tag))
                 let plain = try AES.GCM.open(box, using: symmetric, authenticating: Data(aad))
                 plain.copyBytes(to: text)
                 return true
@@ -121,7 +123,7 @@ package final class AESGCMKey: @unchecked Sendable {
         #else
             let context = try take(decryptors, encrypting: false)
             defer { decryptors.withLock { $0.append(UInt(bitPattern: context)) } }
-            let ok = try library.open(context, text, nonce: nonce, aad: aad, tag: tag)
+            let ok = try library.open(context, text, from: input, nonce: nonce, aad: aad, tag: tag)
             if !ok { text.initializeMemory(as: UInt8.self, repeating: 0) }
             return ok
         #endif
@@ -297,14 +299,14 @@ package final class AESGCMKey: @unchecked Sendable {
         }
 
         func open(
-            _ context: OpaquePointer, _ text: UnsafeMutableRawBufferPointer, nonce: UnsafeRawBufferPointer,
-            aad: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer
+            _ context: OpaquePointer, _ text: UnsafeMutableRawBufferPointer, from input: UnsafeRawBufferPointer,
+            nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer
         ) throws(StorageError) -> Bool {
             var unused: Int32 = 0
             var final: UInt8 = 0
             guard decryptInit(context, nil, nil, nil, nonce.bindMemory(to: UInt8.self).baseAddress) == 1,
                 update(decryptUpdate, context, nil, aad),
-                update(decryptUpdate, context, text, UnsafeRawBufferPointer(text)),
+                update(decryptUpdate, context, text, input),
                 control(
                     context, Self.gcmSetTag, Int32(PlatformCrypto.tagSize),
                     UnsafeMutableRawPointer(mutating: tag.baseAddress))

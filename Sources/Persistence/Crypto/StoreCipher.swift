@@ -128,11 +128,11 @@ package final class StoreCipher: Sendable {
     ) throws(StorageError) -> Bool {
         let textEnd = unit.count - PlatformCrypto.tagSize
         precondition(unit.count >= Self.unitOverhead && plaintext.count == unit.count - Self.unitOverhead)
-        plaintext.copyMemory(from: UnsafeRawBufferPointer(rebasing: unit[Self.unitHeaderSize..<textEnd]))
         var aad = AssociatedData(offset, context)
         return try aad.withBytes { (aad) throws(StorageError) in
             try key.open(
-                plaintext, nonce: UnsafeRawBufferPointer(rebasing: unit[4..<Self.unitHeaderSize]), aad: aad,
+                plaintext, from: UnsafeRawBufferPointer(rebasing: unit[Self.unitHeaderSize..<textEnd]),
+                nonce: UnsafeRawBufferPointer(rebasing: unit[4..<Self.unitHeaderSize]), aad: aad,
                 tag: UnsafeRawBufferPointer(rebasing: unit[textEnd...]))
         }
     }
@@ -152,6 +152,43 @@ package final class StoreCipher: Sendable {
     /// or a node's body with offset 0); `.corrupted` naming the offset when the unit does not lie in
     /// `bytes` or does not authenticate. The plaintext is valid during the call only.
     /// `size`, when given, is the unit's size as its reference says (a row location's length).
+    /// The plaintext of the unit at `offset` in `bytes`, in memory the caller deallocates (`storage`);
+    /// `.corrupted` as ``withOpenedUnit(in:at:size:path:what:context:_:)`` throws it. Not generic: the row
+    /// read path calls it for every row.
+    package func openUnit(
+        in bytes: UnsafeRawBufferPointer, at offset: UInt64, size expected: Int?, path: String, what: String
+    ) throws(StorageError) -> (storage: UnsafeMutableRawBufferPointer, plaintext: UnsafeRawBufferPointer) {
+        let unit = try unit(in: bytes, at: offset, size: expected, path: path, what: what)
+        let count = unit.count - Self.unitOverhead
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        let plaintext = UnsafeMutableRawBufferPointer(rebasing: storage[..<count])
+        do throws(StorageError) {
+            guard try open(unit, at: offset, into: plaintext, context: nil) else {
+                throw Self.damaged(path, offset, what, "it does not authenticate")
+            }
+        } catch {
+            storage.deallocate()
+            throw error
+        }
+        return (storage, UnsafeRawBufferPointer(plaintext))
+    }
+
+    /// ``openUnit(in:at:size:path:what:)`` into `buffer` when the plaintext fits in it (else nil: the
+    /// caller allocates). Returns the plaintext.
+    package func openUnit(
+        in bytes: UnsafeRawBufferPointer, at offset: UInt64, size expected: Int?, path: String, what: String,
+        into buffer: UnsafeMutableRawBufferPointer
+    ) throws(StorageError) -> UnsafeRawBufferPointer? {
+        let unit = try unit(in: bytes, at: offset, size: expected, path: path, what: what)
+        let count = unit.count - Self.unitOverhead
+        guard count <= buffer.count else { return nil }
+        let plaintext = UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])
+        guard try open(unit, at: offset, into: plaintext, context: nil) else {
+            throw Self.damaged(path, offset, what, "it does not authenticate")
+        }
+        return UnsafeRawBufferPointer(plaintext)
+    }
+
     package func withOpenedUnit<R>(
         in bytes: UnsafeRawBufferPointer, at offset: UInt64, size expected: Int? = nil, path: String, what: String,
         context: [UInt8]? = nil, _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R

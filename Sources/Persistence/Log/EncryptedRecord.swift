@@ -229,14 +229,33 @@ package enum EncryptedRecord {
         at location: RowLocation, in file: UnsafeRawBufferPointer, cipher: StoreCipher, path: String,
         _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R
     ) throws(StorageError) -> R {
-        try cipher.withOpenedUnit(in: file, at: location.offset, size: Int(location.length), path: path, what: "row") {
-            (plain) throws(StorageError) in
-            guard plain.count >= CommitPayload.upsertHeaderSize else {
+        // A small object (most) is opened on the stack, a larger one into the heap.
+        var stack = StackBuffer()
+        return try withUnsafeMutableBytes(of: &stack) { (buffer) throws(StorageError) -> R in
+            if let plaintext = try cipher.openUnit(
+                in: file, at: location.offset, size: Int(location.length), path: path, what: "row", into: buffer)
+            {
+                return try row(plaintext)
+            }
+            let (storage, plaintext) = try cipher.openUnit(
+                in: file, at: location.offset, size: Int(location.length), path: path, what: "row")
+            defer { storage.deallocate() }
+            return try row(plaintext)
+        }
+        func row(_ plaintext: UnsafeRawBufferPointer) throws(StorageError) -> R {
+            guard plaintext.count >= CommitPayload.upsertHeaderSize else {
                 throw StoreCipher.damaged(path, location.offset, "row", "it is too short")
             }
-            return try body(UnsafeRawBufferPointer(rebasing: plain[CommitPayload.upsertHeaderSize...]))
+            return try body(UnsafeRawBufferPointer(rebasing: plaintext[CommitPayload.upsertHeaderSize...]))
         }
     }
+}
+
+/// 192 bytes on the stack: room for the plaintext of most objects' units.
+private struct StackBuffer {
+    var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    var more: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    var rest: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
 }
 
 /// Rows decrypted for the duration of one write operation (see ``WriteTransaction``): ``DatabaseState``
