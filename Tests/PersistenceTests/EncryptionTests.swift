@@ -169,6 +169,28 @@ struct EncryptionTests {
         #expect(Self.contains([UInt8](plainBytes), Array(Self.canaryString.utf8)))
     }
 
+    @Test("a large encrypted commit is sealed on several threads and reads back exactly")
+    func largeCommit() async throws {
+        let fs = MemoryFileSystem(tracksDurability: true)
+        let engine = try await StorageKind.encrypted.run { try await memoryEngine(fs) }
+        let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+        // Over EncryptedRecord.parallelSealThreshold: one record of ~3 MB.
+        _ = try await engine.write { txn in
+            for i in 0..<20_000 {
+                try txn.insert(table, [.int(Int64(i)), .string(String(repeating: "v\(i % 10)", count: 70))])
+            }
+        }
+        let expected = try engine.snapshot().contents("KV")
+        #expect(expected.count == 20_000)
+        await engine.close()
+        let reopened = try await StorageKind.encrypted.run {
+            try await memoryEngine(fs.powerLossImage(), checkpoints: false)
+        }
+        #expect(try reopened.snapshot().contents("KV") == expected)
+        try reopened.verify()
+        await reopened.close()
+    }
+
     @Test("keys are checked at open from the header alone: wrong, missing, unexpected and short keys")
     func keysAtOpen() async throws {
         let fs = MemoryFileSystem()

@@ -55,8 +55,10 @@ package final class AESGCMKey: @unchecked Sendable {
     private let key: [UInt8]
     #if !canImport(CryptoKit)
         private let library: LibCrypto
-        private let encryptors = Mutex<[UInt]>([])  // contexts, as bit patterns (OpaquePointer is not Sendable)
-        private let decryptors = Mutex<[UInt]>([])
+        // Contexts, as bit patterns (OpaquePointer is not Sendable). `Locked` (an NSLock), not `Mutex`: the
+        // thread sanitizer sees the lock's ordering (it reported contexts handed between sealing threads).
+        private let encryptors = Locked<[UInt]>([])
+        private let decryptors = Locked<[UInt]>([])
     #else
         private let symmetric: SymmetricKey
     #endif
@@ -131,7 +133,7 @@ package final class AESGCMKey: @unchecked Sendable {
 
     #if !canImport(CryptoKit)
         private func take(
-            _ pool: borrowing Mutex<[UInt]>, encrypting: Bool
+            _ pool: Locked<[UInt]>, encrypting: Bool
         ) throws(StorageError)
             -> OpaquePointer
         {
@@ -198,7 +200,7 @@ package final class AESGCMKey: @unchecked Sendable {
         /// Updates are fed at most this many bytes at a time (the C API counts in `int`).
         private static let maxUpdate = 1 << 30
 
-        private static let loaded = Mutex<Result<LibCrypto, StorageError>?>(nil)
+        private static let loaded = Locked<Result<LibCrypto, StorageError>?>(nil)
 
         /// The library, loaded once per process.
         static func shared() throws(StorageError) -> LibCrypto {

@@ -35,7 +35,7 @@ package final class StoreCipher: Sendable {
     private let key: AESGCMKey
     /// The header's key check value for this key, file and generation.
     package let keyCheck: [UInt8]
-    private let nonces = Mutex<(session: UInt64, counter: UInt32)>((.random(in: .min ... .max), 0))
+    private let nonces = Locked<(session: UInt64, counter: UInt32)>((.random(in: .min ... .max), 0))
 
     /// - Throws: `.invalidValue` for a key that is not 64 bytes; `.unsupportedFormat` when the platform's
     ///   cryptography is missing.
