@@ -35,10 +35,12 @@ final class FrozenContext: Sendable {
             return nil
         }
         // A class the realm never bound: it must match the file, or every changed column would read as its
-        // default. Not matching the file is a programmer error, as in Realm.
+        // default. One that does not is left unbound (no objects), and the reason goes to standard error.
         let differences = SchemaCheck.structuralDifferences([info], snapshot)
         if !differences.isEmpty {
-            preconditionFailure(SchemaCheck.driftMessage(differences, storedVersion: snapshot.schemaVersion))
+            SchemaCheck.reportUnboundClass(
+                SchemaCheck.driftMessage(differences, storedVersion: snapshot.schemaVersion))
+            return nil
         }
         return TableBinding(info: info, tableID: id, stored: schema)
     }

@@ -11,10 +11,13 @@ struct QuerySchema {
     let bindings: SchemaBindings
     let state: DatabaseState
 
-    /// The table of `info`'s class, or nil when the version has none (then it has no objects).
+    /// The table of `info`'s class, or nil when the version has none (then it has no objects), or when
+    /// the class was not bound and does not match its stored table (reading it would read defaults).
     func binding(for info: ObjectSchemaInfo) -> TableBinding? {
         if let binding = bindings.byClass[ObjectIdentifier(info.type)] { return binding }
-        guard let id = state.tableIDs[info.className], let schema = state.tables[id]?.schema else { return nil }
+        guard let id = state.tableIDs[info.className], let schema = state.tables[id]?.schema,
+            SchemaCheck.canBind(info, to: schema)
+        else { return nil }
         return TableBinding(info: info, tableID: id, stored: schema)
     }
 }

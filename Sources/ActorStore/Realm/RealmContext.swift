@@ -294,12 +294,16 @@ final class RealmContext {
             let differences = withStore { SchemaCheck.structuralDifferences(added, $0) }
             if !differences.isEmpty {
                 // The model does not match the file: binding it would read every changed or missing column
-                // as its default (an Int read back as "", queries finding nothing). A write throws (its
-                // commit is refused); anything else is a programmer error, as in Realm.
+                // as its default (an Int read back as ""). The class stays unbound: a write throws (its
+                // commit is refused), reads find no objects and the reason goes to standard error. Not a
+                // trap: the file, not only the program, decides this.
                 let message = SchemaCheck.driftMessage(differences, storedVersion: withStore { $0.schemaVersion })
                 for new in added { joinProblems[ObjectIdentifier(new.type)] = message }
-                guard let session else { preconditionFailure(message) }
-                session.fail(RealmError(.schemaMismatch, message))
+                if let session {
+                    session.fail(RealmError(.schemaMismatch, message))
+                } else {
+                    SchemaCheck.reportUnboundClass(message)
+                }
                 return info
             }
             let problems = SchemaCheck.problems(added, restrictedTo: configuration.objectTypes)

@@ -1,4 +1,5 @@
 import ActorStorePersistence
+import Foundation
 
 /// Schema validation at open: the classes of a configuration, their problems, and how they differ from
 /// the schema stored in the file.
@@ -164,34 +165,62 @@ enum SchemaCheck {
             + "Configuration.objectTypes so that opening the realm checks and migrates them."
     }
 
+    /// Classes whose drift was already reported on standard error, by message (once per process).
+    private static let reported = Locked<Set<String>>([])
+
+    /// A class that joined after open does not match the file and is left unbound: reads of it find no
+    /// objects and writes throw ``RealmError/Code/schemaMismatch``. Property getters and `objects(_:)` cannot
+    /// throw (as in Realm), and stopping the program would let a file crash an app, so the reason is written
+    /// to standard error, once per process and message.
+    static func reportUnboundClass(_ message: String) {
+        let first = reported.withLock { $0.insert(message).inserted }
+        guard first else { return }
+        FileHandle.standardError.write(
+            Data(
+                ("ActorStore: reads of this class find no objects and writes of it throw schemaMismatch. " + message
+                    + "\n").utf8))
+    }
+
     /// How the stored tables of `classes` differ from the classes; empty when they match.
     static func differences(_ classes: [ObjectSchemaInfo], _ store: some ReadableStore) -> [String] {
+        classes.flatMap { info in
+            guard let id = store.tableID(named: info.className), let stored = store.tableSchema(id) else {
+                return [String]()
+            }
+            return differences(info, stored: stored)
+        }
+    }
+
+    /// Whether `info` can read `stored` as it is: no differences but index changes.
+    static func canBind(_ info: ObjectSchemaInfo, to stored: TableSchema) -> Bool {
+        differences(info, stored: stored).allSatisfy { $0.hasPrefix(indexChangePrefix) }
+    }
+
+    /// How the stored table `stored` differs from `info`'s class; empty when they match.
+    static func differences(_ info: ObjectSchemaInfo, stored: TableSchema) -> [String] {
         var differences: [String] = []
-        for info in classes {
-            guard let id = store.tableID(named: info.className), let stored = store.tableSchema(id) else { continue }
-            let expected = info.tableSchema
-            if stored.isEmbedded != expected.isEmbedded {
-                differences.append("\(info.className) changed between Object and EmbeddedObject")
-            }
-            let old = Dictionary(stored.columns.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-            let new = Dictionary(expected.columns.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-            for column in expected.columns where old[column.name] == nil {
-                differences.append("property '\(info.className).\(column.name)' was added")
-            }
-            for column in stored.columns where new[column.name] == nil && !isRetired(column.name) {
-                differences.append("property '\(info.className).\(column.name)' was removed")
-            }
-            for column in expected.columns {
-                guard let before = old[column.name], before != column else { continue }
-                if before.type != column.type || before.linkTarget != column.linkTarget {
-                    differences.append(
-                        "property '\(info.className).\(column.name)' changed type from \(before.type) to \(column.type)"
-                    )
-                } else if before.isPrimaryKey != column.isPrimaryKey {
-                    differences.append("the primary key of \(info.className) changed")
-                } else {
-                    differences.append("\(indexChangePrefix)'\(info.className).\(column.name)' was added or removed")
-                }
+        let expected = info.tableSchema
+        if stored.isEmbedded != expected.isEmbedded {
+            differences.append("\(info.className) changed between Object and EmbeddedObject")
+        }
+        let old = Dictionary(stored.columns.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let new = Dictionary(expected.columns.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for column in expected.columns where old[column.name] == nil {
+            differences.append("property '\(info.className).\(column.name)' was added")
+        }
+        for column in stored.columns where new[column.name] == nil && !isRetired(column.name) {
+            differences.append("property '\(info.className).\(column.name)' was removed")
+        }
+        for column in expected.columns {
+            guard let before = old[column.name], before != column else { continue }
+            if before.type != column.type || before.linkTarget != column.linkTarget {
+                differences.append(
+                    "property '\(info.className).\(column.name)' changed type from \(before.type) to \(column.type)"
+                )
+            } else if before.isPrimaryKey != column.isPrimaryKey {
+                differences.append("the primary key of \(info.className) changed")
+            } else {
+                differences.append("\(indexChangePrefix)'\(info.className).\(column.name)' was added or removed")
             }
         }
         return differences
