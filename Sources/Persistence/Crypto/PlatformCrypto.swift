@@ -50,7 +50,11 @@ package enum PlatformCrypto {
 ///
 /// ## Thread safety (why `@unchecked Sendable` is sound)
 /// `key` never changes. On Linux, cipher contexts are mutable C objects: each is used by one thread at a
-/// time, taken from and returned to `pool` under its mutex; a context holds only this key.
+/// time. An encryption context is taken from and returned to `encryptors` under its lock; a decryption
+/// context is taken from a slot of `decryptors` by an atomic exchange with 0 (only the thread that
+/// exchanged a context out holds it) and put back by a compare-and-exchange into an empty slot, both
+/// acquiring and releasing, so the context's writes by one thread happen before its use by the next. A
+/// context holds only this key.
 package final class AESGCMKey: @unchecked Sendable {
     private let key: [UInt8]
     #if !canImport(CryptoKit)
@@ -58,7 +62,9 @@ package final class AESGCMKey: @unchecked Sendable {
         // Contexts, as bit patterns (OpaquePointer is not Sendable). `Locked` (an NSLock), not `Mutex`: the
         // thread sanitizer sees the lock's ordering (it reported contexts handed between sealing threads).
         private let encryptors = Locked<[UInt]>([])
-        private let decryptors = Locked<[UInt]>([])
+        /// Decryption contexts (bit patterns, 0 = empty), taken and returned without a lock: a point read
+        /// of an encrypted store opens one unit, and a lock around the pool was a measurable share of it.
+        private let decryptors: InlineArray<16, Atomic<UInt>> = InlineArray { _ in Atomic(0) }
     #else
         private let symmetric: SymmetricKey
     #endif
@@ -75,8 +81,11 @@ package final class AESGCMKey: @unchecked Sendable {
 
     deinit {
         #if !canImport(CryptoKit)
-            for bits in encryptors.withLock({ $0 }) + decryptors.withLock({ $0 }) {
-                library.free(OpaquePointer(bitPattern: bits)!)
+            for bits in encryptors.withLock({ $0 }) { library.free(OpaquePointer(bitPattern: bits)!) }
+            for index in decryptors.indices {
+                if let context = OpaquePointer(bitPattern: decryptors[index].load(ordering: .acquiring)) {
+                    library.free(context)
+                }
             }
         #endif
     }
@@ -123,15 +132,72 @@ package final class AESGCMKey: @unchecked Sendable {
                 return false
             }
         #else
-            let context = try take(decryptors, encrypting: false)
-            defer { decryptors.withLock { $0.append(UInt(bitPattern: context)) } }
+            let context = try takeDecryptor()
+            defer { returnDecryptor(context) }
             let ok = try library.open(context, text, from: input, nonce: nonce, aad: aad, tag: tag)
             if !ok { text.initializeMemory(as: UInt8.self, repeating: 0) }
             return ok
         #endif
     }
 
+    /// Opens a small message whose associated data is one 64-bit value (a unit's offset): the row read
+    /// path, one call per point read of an encrypted store, so it takes no lock and builds nothing.
+    /// `text` receives `count` bytes. False when the tag does not authenticate (`text` is then zeroed).
+    package func openSmall(
+        _ text: UnsafeMutableRawPointer, from ciphertext: UnsafeRawPointer, count: Int, nonce: UnsafeRawPointer,
+        aad: UInt64, tag: UnsafeRawPointer
+    ) throws(StorageError) -> Bool {
+        #if canImport(CryptoKit)
+            var aad = aad
+            return try withUnsafeBytes(of: &aad) { (aad) throws(StorageError) in
+                try open(
+                    UnsafeMutableRawBufferPointer(start: text, count: count),
+                    from: UnsafeRawBufferPointer(start: ciphertext, count: count),
+                    nonce: UnsafeRawBufferPointer(start: nonce, count: PlatformCrypto.nonceSize), aad: aad,
+                    tag: UnsafeRawBufferPointer(start: tag, count: PlatformCrypto.tagSize))
+            }
+        #else
+            let context = try takeDecryptor()
+            defer { returnDecryptor(context) }
+            switch library.openSmall(context, text, from: ciphertext, count: count, nonce: nonce, aad: aad, tag: tag) {
+            case .opened: return true
+            case .notAuthentic:
+                text.initializeMemory(as: UInt8.self, repeating: 0, count: count)
+                return false
+            case .failed: throw LibCrypto.failure("decrypt")
+            }
+        #endif
+    }
+
     #if !canImport(CryptoKit)
+        /// A decryption context: one from a slot, else a new one.
+        @inline(__always)
+        private func takeDecryptor() throws(StorageError) -> OpaquePointer {
+            for index in decryptors.indices {
+                let bits = decryptors[index].exchange(0, ordering: .acquiringAndReleasing)
+                if let context = OpaquePointer(bitPattern: bits) { return context }
+            }
+            var result: Result<OpaquePointer, StorageError> = .failure(StorageError(.ioFailure, "unreachable"))
+            key.withUnsafeBytes { key in
+                do throws(StorageError) {
+                    result = .success(try library.newContext(key: key, encrypting: false))
+                } catch { result = .failure(error) }
+            }
+            return try result.get()
+        }
+
+        /// Puts `context` back into an empty slot, or frees it when every slot is full.
+        @inline(__always)
+        private func returnDecryptor(_ context: OpaquePointer) {
+            let bits = UInt(bitPattern: context)
+            for index in decryptors.indices {
+                if decryptors[index].compareExchange(
+                    expected: 0, desired: bits, ordering: .acquiringAndReleasing
+                ).exchanged { return }
+            }
+            library.free(context)
+        }
+
         private func take(
             _ pool: Locked<[UInt]>, encrypting: Bool
         ) throws(StorageError)
@@ -175,6 +241,7 @@ package final class AESGCMKey: @unchecked Sendable {
             @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int32>?)
             -> Int32
         typealias Control = @convention(c) (OpaquePointer?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
+        typealias SetParameters = @convention(c) (OpaquePointer?, UnsafeRawPointer?) -> Int32
         typealias Digest = @convention(c) () -> OpaquePointer?
         typealias HMACFunction =
             @convention(c) (
@@ -192,6 +259,10 @@ package final class AESGCMKey: @unchecked Sendable {
         private let decryptUpdate: Update
         private let decryptFinal: Final
         private let control: Control
+        private let setParameters: SetParameters
+        /// "tag", the name of the AEAD tag parameter (OSSL_CIPHER_PARAM_AEAD_TAG), as a C string that
+        /// lives as long as the process (the library is never unloaded).
+        private let tagParameterName: UnsafeMutablePointer<CChar>
         private let sha256: OpaquePointer
         private let hmac: HMACFunction
 
@@ -241,6 +312,8 @@ package final class AESGCMKey: @unchecked Sendable {
             decryptUpdate = try symbol("EVP_DecryptUpdate", as: Update.self)
             decryptFinal = try symbol("EVP_DecryptFinal_ex", as: Final.self)
             control = try symbol("EVP_CIPHER_CTX_ctrl", as: Control.self)
+            setParameters = try symbol("EVP_CIPHER_CTX_set_params", as: SetParameters.self)
+            tagParameterName = strdup("tag")!
             hmac = try symbol("HMAC", as: HMACFunction.self)
             guard let cipher = try symbol("EVP_aes_256_gcm", as: CipherFunction.self)(),
                 let digest = try symbol("EVP_sha256", as: Digest.self)()
@@ -251,7 +324,7 @@ package final class AESGCMKey: @unchecked Sendable {
             sha256 = digest
         }
 
-        private static func failure(_ what: String) -> StorageError {
+        static func failure(_ what: String) -> StorageError {
             StorageError(.ioFailure, "libcrypto failed to \(what).")
         }
 
@@ -315,6 +388,45 @@ package final class AESGCMKey: @unchecked Sendable {
                     == 1
             else { throw Self.failure("decrypt") }
             return decryptFinal(context, &final, &unused) == 1
+        }
+
+        enum SmallOpen { case opened, notAuthentic, failed }
+
+        /// ``open(_:_:from:nonce:aad:tag:)`` for a message under 2 GiB with 8 bytes of associated data. The
+        /// tag goes in through `EVP_CIPHER_CTX_set_params` with an `OSSL_PARAM` array built on the stack
+        /// (`EVP_CIPHER_CTX_ctrl` builds the same array, then looks the parameter up by name again).
+        @inline(__always)
+        func openSmall(
+            _ context: OpaquePointer, _ text: UnsafeMutableRawPointer, from input: UnsafeRawPointer, count: Int,
+            nonce: UnsafeRawPointer, aad: UInt64, tag: UnsafeRawPointer
+        ) -> SmallOpen {
+            precondition(count <= Self.maxUpdate)
+            var unused: Int32 = 0
+            var final: UInt8 = 0
+            var aad = aad.littleEndian
+            // Two OSSL_PARAMs, 40 bytes each on 64-bit platforms (key, data_type, data, data_size,
+            // return_size; <openssl/core.h>): the tag as an octet string (type 5), then the terminator.
+            var parameters: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            parameters.0 = UInt64(UInt(bitPattern: tagParameterName))
+            parameters.1 = 5
+            parameters.2 = UInt64(UInt(bitPattern: tag))
+            parameters.3 = UInt64(PlatformCrypto.tagSize)
+            parameters.4 = .max
+            let ok = withUnsafeBytes(of: &aad) { aad in
+                withUnsafeBytes(of: &parameters) { parameters in
+                    decryptInit(context, nil, nil, nil, nonce.assumingMemoryBound(to: UInt8.self)) == 1
+                        && decryptUpdate(
+                            context, nil, &unused, aad.baseAddress!.assumingMemoryBound(to: UInt8.self), 8) == 1
+                        && decryptUpdate(
+                            context, text.assumingMemoryBound(to: UInt8.self), &unused,
+                            input.assumingMemoryBound(to: UInt8.self), Int32(count)) == 1
+                        && unused == Int32(count)
+                        && setParameters(context, parameters.baseAddress) == 1
+                }
+            }
+            guard ok else { return .failed }
+            return decryptFinal(context, &final, &unused) == 1 ? .opened : .notAuthentic
         }
 
         func hmacSHA256(key: [UInt8], message: [UInt8]) throws(StorageError) -> [UInt8] {

@@ -161,16 +161,29 @@ package final class StoreCipher: Sendable {
         let unit = try unit(in: bytes, at: offset, size: expected, path: path, what: what)
         let count = unit.count - Self.unitOverhead
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
-        let plaintext = UnsafeMutableRawBufferPointer(rebasing: storage[..<count])
         do throws(StorageError) {
-            guard try open(unit, at: offset, into: plaintext, context: nil) else {
-                throw Self.damaged(path, offset, what, "it does not authenticate")
-            }
+            try openSmall(unit, at: offset, into: storage.baseAddress!, path: path, what: what)
         } catch {
             storage.deallocate()
             throw error
         }
-        return (storage, UnsafeRawBufferPointer(plaintext))
+        return (storage, UnsafeRawBufferPointer(rebasing: storage[..<count]))
+    }
+
+    /// Opens `unit` (at `offset`, no context) into `text`, which has room for its plaintext; `.corrupted`
+    /// when it does not authenticate.
+    @inline(__always)
+    private func openSmall(
+        _ unit: UnsafeRawBufferPointer, at offset: UInt64, into text: UnsafeMutableRawPointer, path: String,
+        what: String
+    ) throws(StorageError) {
+        let base = unit.baseAddress!
+        let textEnd = unit.count - PlatformCrypto.tagSize
+        guard
+            try key.openSmall(
+                text, from: base + Self.unitHeaderSize, count: textEnd - Self.unitHeaderSize, nonce: base + 4,
+                aad: offset, tag: base + textEnd)
+        else { throw Self.damaged(path, offset, what, "it does not authenticate") }
     }
 
     /// ``openUnit(in:at:size:path:what:)`` into `buffer` when the plaintext fits in it (else nil: the
@@ -182,11 +195,8 @@ package final class StoreCipher: Sendable {
         let unit = try unit(in: bytes, at: offset, size: expected, path: path, what: what)
         let count = unit.count - Self.unitOverhead
         guard count <= buffer.count else { return nil }
-        let plaintext = UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])
-        guard try open(unit, at: offset, into: plaintext, context: nil) else {
-            throw Self.damaged(path, offset, what, "it does not authenticate")
-        }
-        return UnsafeRawBufferPointer(plaintext)
+        try openSmall(unit, at: offset, into: buffer.baseAddress!, path: path, what: what)
+        return UnsafeRawBufferPointer(rebasing: buffer[..<count])
     }
 
     package func withOpenedUnit<R>(
