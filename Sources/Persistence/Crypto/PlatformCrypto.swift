@@ -193,7 +193,9 @@ package final class AESGCMKey: @unchecked Sendable {
             for index in decryptors.indices {
                 if decryptors[index].compareExchange(
                     expected: 0, desired: bits, ordering: .acquiringAndReleasing
-                ).exchanged { return }
+                ).exchanged {
+                    return
+                }
             }
             library.free(context)
         }
