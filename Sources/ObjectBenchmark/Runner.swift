@@ -22,6 +22,7 @@ enum Benchmark: String, BenchmarkCase {
     case migrate = "migrate"
     case observation = "observation"
     case json = "json"
+    case bulkWrite = "bulk-write"
 
     var summary: String {
         switch self {
@@ -46,6 +47,7 @@ enum Benchmark: String, BenchmarkCase {
         case .observation:
             "@Observable views: commit → ObservedResults updated on the main actor, 1,000 idle views"
         case .json: "export N objects as JSON Lines (rate, resident memory growth), then import the file"
+        case .bulkWrite: "set-based writes on N keyed objects: update { score += 1 }, setValue, delete a key range"
         }
     }
 }

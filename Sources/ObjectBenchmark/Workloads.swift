@@ -39,6 +39,7 @@ final class Workloads {
         case .migrate: try await migrationBenchmark()
         case .observation: try await observationBenchmark()
         case .json: try await jsonBenchmark()
+        case .bulkWrite: try await bulkWriteBenchmark()
         }
     }
 

@@ -48,6 +48,56 @@ import Testing
         #expect(first.modified == [ObjectKey(2): ColumnSet([0, 1])])
     }
 
+    @Test func modifiedObjectsActAsADictionary() {
+        // Against a plain dictionary: runs of ascending keys with one column set (kept as ranges), keys
+        // that leave or widen the shared set, removals, assignments, iteration and equality.
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<200 {
+            var modified = ModifiedObjects()
+            var oracle: [ObjectKey: ColumnSet] = [:]
+            let sets = [ColumnSet([0]), ColumnSet([1]), ColumnSet([0, 1]), ColumnSet([70])]
+            var next: Int64 = 0
+            for _ in 0..<Int.random(in: 1...300, using: &generator) {
+                let ascending = round % 2 == 0 && Bool.random(using: &generator)
+                let key = ObjectKey(ascending ? next : Int64.random(in: 0..<64, using: &generator))
+                if ascending { next += 1 }
+                switch Int.random(in: 0..<10, using: &generator) {
+                case 0:
+                    #expect(modified.removeValue(forKey: key) == oracle.removeValue(forKey: key))
+                case 1:
+                    let columns = sets.randomElement(using: &generator)!
+                    modified[key] = columns
+                    oracle[key] = columns
+                default:
+                    let columns = round % 3 == 0 ? sets[0] : sets.randomElement(using: &generator)!
+                    modified.formUnion(key, columns)
+                    oracle[key, default: ColumnSet()].formUnion(columns)
+                }
+                #expect(modified[key] == oracle[key])
+            }
+            #expect(modified.count == oracle.count)
+            #expect(modified.isEmpty == oracle.isEmpty)
+            var seen: [ObjectKey: ColumnSet] = [:]
+            for (key, columns) in modified {
+                #expect(seen.updateValue(columns, forKey: key) == nil, "key \(key) iterated twice")
+            }
+            #expect(seen == oracle)
+            var rebuilt = ModifiedObjects()
+            for (key, columns) in oracle.shuffled(using: &generator) { rebuilt[key] = columns }
+            #expect(rebuilt == modified)
+            #expect(
+                modified.containsColumns(where: { $0.contains(70) })
+                    == oracle.values.contains(where: { $0.contains(70) }))
+            if let (key, columns) = oracle.first {
+                var different = modified
+                var wider = columns
+                wider.insert(5)
+                different[key] = wider
+                #expect(different != modified)
+            }
+        }
+    }
+
     @Test func subscriptionsSeeOnlyTheirTablesMergedIntoOneBatch() async throws {
         // Durability .none publishes inside the commit, so the batches are complete when `write` returns.
         let (engine, kv, counter) = try await engine(durability: .none)

@@ -213,7 +213,7 @@ struct QueryDependencies {
         for (table, tableChanges) in changes.tables where tables.contains(table) && !tableChanges.isEmpty {
             guard table == root, let ownColumns else { return true }
             if !tableChanges.inserted.isEmpty || !tableChanges.deleted.isEmpty { return true }
-            if tableChanges.modified.values.contains(where: { $0.intersects(ownColumns) }) { return true }
+            if tableChanges.modified.containsColumns(where: { $0.intersects(ownColumns) }) { return true }
         }
         return false
     }

@@ -37,7 +37,7 @@ package struct TableChanges: Sendable, Equatable {
     package var inserted = KeyRangeSet()
     package var deleted = KeyRangeSet()
     /// Modified objects (that existed before the commit and still exist) with the columns that changed.
-    package var modified: [ObjectKey: ColumnSet] = [:]
+    package var modified = ModifiedObjects()
 
     package init() {}
 
@@ -47,7 +47,7 @@ package struct TableChanges: Sendable, Equatable {
 
     mutating func recordModify(_ key: ObjectKey, _ columns: ColumnSet) {
         guard !inserted.contains(key), !columns.isEmpty else { return }
-        modified[key, default: ColumnSet()].formUnion(columns)
+        modified.formUnion(key, columns)
     }
 
     mutating func recordDelete(_ key: ObjectKey) {
@@ -65,6 +65,85 @@ package struct TableChanges: Sendable, Equatable {
         for key in later.inserted { inserted.insert(key) }
         for (key, columns) in later.modified { recordModify(key, columns) }
         for key in later.deleted { recordDelete(key) }
+    }
+}
+
+/// Modified objects and the columns that changed in each: a map from key to ``ColumnSet``.
+///
+/// A bulk update (every object of a query, one property) modifies many keys, mostly ascending, all with the
+/// same columns: those are kept as ranges of keys with one shared column set (no hashing, no entry per
+/// object); any other key is kept in a dictionary. A key is in one of the two, never both. Equality compares
+/// the maps, not how they are kept.
+package struct ModifiedObjects: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    /// Keys whose columns are exactly `sharedColumns`.
+    private var shared = KeyRangeSet()
+    private var sharedColumns = ColumnSet()
+    private var others: [ObjectKey: ColumnSet] = [:]
+
+    package init() {}
+
+    package init(dictionaryLiteral elements: (ObjectKey, ColumnSet)...) {
+        for (key, columns) in elements { self[key] = columns }
+    }
+
+    package var count: Int { shared.count + others.count }
+    package var isEmpty: Bool { shared.isEmpty && others.isEmpty }
+
+    /// The columns that changed in `key`, or nil when it was not modified; setting nil removes it.
+    package subscript(key: ObjectKey) -> ColumnSet? {
+        get { shared.contains(key) ? sharedColumns : others[key] }
+        set {
+            removeValue(forKey: key)
+            if let newValue, !newValue.isEmpty { formUnion(key, newValue) }
+        }
+    }
+
+    /// Adds `columns` to the columns that changed in `key`.
+    package mutating func formUnion(_ key: ObjectKey, _ columns: ColumnSet) {
+        if shared.isEmpty, others.isEmpty {
+            sharedColumns = columns
+        }
+        if shared.contains(key) {
+            var union = sharedColumns
+            union.formUnion(columns)
+            guard union != sharedColumns else { return }
+            shared.remove(key)
+            others[key] = union
+        } else if others[key] != nil {
+            others[key]!.formUnion(columns)
+        } else if columns == sharedColumns {
+            shared.insert(key)
+        } else if shared.isEmpty {
+            sharedColumns = columns
+            shared.insert(key)
+        } else {
+            others[key] = columns
+        }
+    }
+
+    @discardableResult
+    package mutating func removeValue(forKey key: ObjectKey) -> ColumnSet? {
+        if shared.remove(key) != nil { return sharedColumns }
+        return others.removeValue(forKey: key)
+    }
+
+    /// Whether some modified object's columns satisfy `predicate`.
+    package func containsColumns(where predicate: (ColumnSet) -> Bool) -> Bool {
+        (!shared.isEmpty && predicate(sharedColumns)) || others.values.contains(where: predicate)
+    }
+
+    package func makeIterator() -> AnyIterator<(key: ObjectKey, value: ColumnSet)> {
+        let columns = sharedColumns
+        let keys = shared.makeIterator()
+        var rest = others.makeIterator()
+        return AnyIterator {
+            if let key = keys.next() { return (key, columns) }
+            return rest.next()
+        }
+    }
+
+    package static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.count == rhs.count && lhs.allSatisfy { rhs[$0.key] == $0.value }
     }
 }
 
