@@ -28,7 +28,7 @@ func runCommits(path: String, count: Int, reopenEvery: Int?) async throws {
     for done in 1...max(count, 1) where count > 0 {
         let id = next
         try await realm!.write { realm in realm.create(Commit.self, value: ["id": id, "seq": id]) }
-        emit("ACK \(id)")
+        emit("ACK \(id) \(wallClockNanoseconds())")
         next += 1
         if let every = reopenEvery, done.isMultiple(of: every) {
             realm = nil
@@ -117,4 +117,30 @@ func runManage(path: String, operation: String, source: String?) async -> Int32 
         emit("ERROR \(describe(error))")
         return 3
     }
+}
+
+/// Nanoseconds of the wall clock (`CLOCK_REALTIME`): comparable between processes on one machine.
+func wallClockNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+/// `observe <file> <n>`: opens the file read-only and iterates the change stream of its `Commit` objects
+/// (no read of its own: the engine follows the file for its observers), printing `SAW <count> <time>` for
+/// each delivery, until it has seen n; then `OBSERVED`.
+func runObserve(path: String, target: Int) async throws {
+    let realm = try await Realm(configuration: sharedConfiguration(path, readOnly: true))
+    let changes = await realm.read { $0.objects(Commit.self).changes }
+    for await change in changes {
+        let count: Int
+        switch change {
+        case .initial(let commits): count = commits.count
+        case .update(let commits, _, _, _): count = commits.count
+        case .error(let error): throw error
+        }
+        emit("SAW \(count) \(wallClockNanoseconds())")
+        if count >= target { break }
+    }
+    emit("OBSERVED")
 }

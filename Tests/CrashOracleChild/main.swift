@@ -20,7 +20,7 @@ import Foundation
 //       `VERIFY <json>` (see `VerifySummary`); exit status 0 when it holds, 1 when not, 2 if it cannot open.
 //   actorstore-crash-child migrate-prepare | migrate | migrate-check <file> ...
 //       A migration killed part-way (see Migrate.swift).
-//   actorstore-crash-child commits | follow | hold | manage <file> ...
+//   actorstore-crash-child commits | follow | observe | hold | manage <file> ...
 //       Several processes on one file (see Sharing.swift).
 //   actorstore-crash-child tryopen <file>
 //       Opens the store read-write while another process has it: prints `TRYOPEN refused alreadyOpen`
@@ -93,6 +93,13 @@ case "commits":
 case "follow":
     do {
         exit(try await runFollow(path: path, target: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0))
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
+case "observe":
+    do {
+        try await runObserve(path: path, target: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0)
     } catch {
         emit("ERROR \(describe(error))")
         exit(3)

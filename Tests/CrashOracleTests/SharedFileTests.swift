@@ -199,4 +199,65 @@ struct SharedFileTests {
         }
         #expect(failures.isEmpty, "\(failures)")
     }
+
+    /// Process B iterates the change stream of a query, read-only, without reading by itself, while process
+    /// A commits: B is told of each commit (the engine follows the file for its observers: inotify on
+    /// Linux). Prints the delay from A's acknowledgement to B's delivery (p50, p99), measured, not asserted.
+    /// 100 commits by default, 2,000 with ACTORSTORE_LONG=1.
+    @Test func anObserverInAnotherProcessHearsOfEachCommit() async throws {
+        let executable = try Self.executable()
+        let commits = Self.long ? 2000 : 100
+        let (failures, delays) = await onOwnThread { () -> ([String], [Double]) in
+            let directory = Self.directory("observe")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let file = directory + "/shared.realm"
+            var failures: [String] = []
+            var delays: [Double] = []
+            do {
+                let created = try Self.run(executable, ["commits", file, "1"])
+                if !created.lines.contains("DONE") { return (["creating the file: \(created.lines)"], []) }
+                let observer = try ChildProcess(executable, ["observe", file, "\(commits + 1)"])
+                guard observer.wait(until: { $0.contains { $0.hasPrefix("SAW") } }) else {
+                    return (["the observer did not start: \(observer.finish())"], [])
+                }
+                let writer = try Self.run(executable, ["commits", file, "\(commits)"])
+                if writer.lines.last != "DONE" { failures.append("writer: \(writer.lines.suffix(3))") }
+                let seen = observer.finish()
+                if observer.process.terminationStatus != 0 || seen.last != "OBSERVED" {
+                    failures.append("observer (status \(observer.process.terminationStatus)): \(seen.suffix(4))")
+                }
+                let saw = seen.compactMap { line -> (count: Int, time: UInt64)? in
+                    let fields = line.split(separator: " ")
+                    guard fields.count == 3, fields[0] == "SAW", let count = Int(fields[1]),
+                        let time = UInt64(fields[2])
+                    else { return nil }
+                    return (count, time)
+                }
+                if saw.map(\.count) != saw.map(\.count).sorted() || saw.last?.count != commits + 1 {
+                    failures.append("the observer's counts: \(saw.map(\.count).suffix(10))")
+                }
+                for line in writer.lines where line.hasPrefix("ACK ") {
+                    let fields = line.split(separator: " ")
+                    guard fields.count == 3, let id = Int(fields[1]), let acked = UInt64(fields[2]),
+                        let delivery = saw.first(where: { $0.count >= id })
+                    else { continue }
+                    delays.append(Double(Int64(delivery.time) - Int64(acked)) / 1e6)
+                }
+                if delays.count != commits { failures.append("\(delays.count) of \(commits) commits were delivered") }
+            } catch {
+                failures.append("starting a child failed: \(error)")
+            }
+            return (failures, delays)
+        }
+        let sorted = delays.sorted()
+        if !sorted.isEmpty {
+            let p50 = sorted[sorted.count / 2]
+            let p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+            print(
+                "[SharedFile observe] acknowledgement → delivery in the other process, \(sorted.count) commits: "
+                    + "p50 \(p50) ms, p99 \(p99) ms, max \(sorted.last!) ms (negative: seen before the writer's sync returned)"
+            )
+        }
+        #expect(failures.isEmpty, "\(failures)")
+    }
 }

@@ -150,6 +150,8 @@ package final class StorageEngine: Sendable {
     let core: Locked<Core>
     /// Serialises a read-only engine's catching up with other processes' commits (see ``followFile()``).
     let followLock = Locked(())
+    /// Whether the thread that follows the file for observers runs (see ``startFollowing()``).
+    let followThreadStarted = Locked(false)
     /// Runs the fsyncs of durable commits (see ``SyncThread``).
     private let syncThreadBox = Locked<SyncThread?>(nil)
     /// What open found and did.
@@ -903,6 +905,8 @@ package final class StorageEngine: Sendable {
     ) throws(StorageError)
         -> (subscription: ChangeSubscription, snapshot: Snapshot, caughtUp: Bool)
     {
+        // A read-only engine learns of other processes' commits by looking: a thread looks for its observers.
+        startFollowing()
         let (subscription, snapshot, caughtUp) = hub.subscribe(tables: tables, after: after) {
             try? makeSnapshot(replacing: nil, ignoringLimit: true)
         }
