@@ -60,7 +60,8 @@ package final class PresenceLock: Sendable {
     /// Takes the store's presence lock shared, waiting up to ``patience`` while a process holds it
     /// exclusively. Blocking: call it off the cooperative pool (open runs on a Dispatch thread).
     /// - Parameter readOnly: the store is opened read-only. When the lock file cannot be created or
-    ///   opened (a read-only directory), a read-only open goes on without the lock (nil).
+    ///   opened (a read-only directory), a read-only open goes on without the lock (nil); so does any open
+    ///   on a file system without record locks.
     /// - Throws: `.alreadyOpen` when another process kept it exclusive past ``patience``; `.permissionDenied`
     ///   and the like when a writable open cannot create the lock file.
     package static func acquireShared(forStore storePath: String, readOnly: Bool) throws(StorageError) -> PresenceLock?
@@ -85,8 +86,11 @@ package final class PresenceLock: Sendable {
                     return nil
                 }
                 guard setLock(descriptor, type: F_RDLCK) else {
+                    let held = errno == EAGAIN || errno == EACCES
                     _ = systemCloseLock(descriptor)
-                    return false
+                    // A file system without record locks (ENOLCK, say): the store opens unguarded, as before
+                    // there were presence locks.
+                    return held ? false : nil
                 }
                 table[path] = Entry(descriptor: descriptor, holders: 1, exclusive: false)
                 return true
