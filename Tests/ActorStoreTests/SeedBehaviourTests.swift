@@ -1357,7 +1357,10 @@ private func resolveName(_ realm: isolated Realm, _ reference: ThreadSafeReferen
         try await copy.write { $0.deleteAll() }
         let original = await realm.read { $0.objects(SeedDog.self).count }
         #expect(original == 41)
-        // Copying onto an existing file is refused.
+        // Copying onto an existing file is refused: alreadyOpen while a realm has it open, else fileExists.
+        await expectRealmError(.alreadyOpen) { try await realm.writeCopy(toFile: copyURL) }
+        _ = consume copy
+        await Realm.waitUntilClosed(configuration: copyConfig)
         await expectRealmError(.fileExists) { try await realm.writeCopy(toFile: copyURL) }
     }
 

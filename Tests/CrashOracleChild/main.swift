@@ -20,6 +20,8 @@ import Foundation
 //       `VERIFY <json>` (see `VerifySummary`); exit status 0 when it holds, 1 when not, 2 if it cannot open.
 //   actorstore-crash-child migrate-prepare | migrate | migrate-check <file> ...
 //       A migration killed part-way (see Migrate.swift).
+//   actorstore-crash-child commits | follow | observe | hold | manage <file> ...
+//       Several processes on one file (see Sharing.swift).
 //   actorstore-crash-child tryopen <file>
 //       Opens the store read-write while another process has it: prints `TRYOPEN refused alreadyOpen`
 //       (exit 0), `TRYOPEN opened` (exit 1: a second writer) or `TRYOPEN error <error>` (exit 2).
@@ -80,6 +82,40 @@ case "migrate":
     }
 case "migrate-check":
     exit(await runMigrationCheck(path: path, count: Int(arguments.last ?? "") ?? 1000))
+case "commits":
+    do {
+        let count = arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0
+        try await runCommits(path: path, count: count, reopenEvery: arguments.count > 4 ? Int(arguments[4]) : nil)
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
+case "follow":
+    do {
+        exit(try await runFollow(path: path, target: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0))
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
+case "observe":
+    do {
+        try await runObserve(path: path, target: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0)
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
+case "hold":
+    do {
+        try await runHold(path: path, readOnly: arguments.count > 3 && arguments[3] == "ro")
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
+case "manage":
+    exit(
+        await runManage(
+            path: path, operation: arguments.count > 3 ? arguments[3] : "",
+            source: arguments.count > 4 ? arguments[4] : nil))
 case "tryopen":
     do {
         let realm = try await Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: path)))

@@ -98,6 +98,11 @@ final class ChildProcess: @unchecked Sendable {
         return true
     }
 
+    /// Closes the child's stdin (started with `holdStdin`): a `hold` child then closes its realm and exits.
+    func closeInput() {
+        try? input?.fileHandleForWriting.close()
+    }
+
     /// Kills the child with SIGKILL (if it is still running), then reaps it.
     func killNow() -> [String] {
         _ = kill(process.processIdentifier, SIGKILL)

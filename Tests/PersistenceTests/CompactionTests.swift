@@ -172,8 +172,9 @@ struct CompactionTests {
         }
 
         /// The names of the files next to the store.
+        /// The directory's files, without the lock files beside stores (kept, as Realm keeps its `.lock`).
         func files() throws -> [String] {
-            try fs.contentsOfDirectory(folder).sorted()
+            try fs.contentsOfDirectory(folder).filter { !$0.hasSuffix(".lock") }.sorted()
         }
 
         func write(_ bytes: [UInt8], to path: String) throws {
@@ -482,7 +483,8 @@ struct CompactionTests {
         #expect(error?.code == .fileExists)
         #expect(try place.read(destination) == existing)
         let selfError = await #expect(throws: StorageError.self) { try await engine.writeCopy(to: place.path) }
-        #expect(selfError?.code == .fileExists)
+        // Over the open store itself: on disk, where other processes could have it open too, alreadyOpen.
+        #expect(selfError?.code == (place.memory == nil ? .alreadyOpen : .fileExists))
         #expect(try place.files() == ["copy.store", "test.store"])
     }
 

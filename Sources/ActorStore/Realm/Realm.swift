@@ -605,20 +605,81 @@ public actor Realm {
     }
 
     /// Deletes the file of a configuration and its auxiliary files.
+    ///
+    /// Refused while the file is open anywhere: in this process (a `Realm`, an observer) or in another one
+    /// (every process that opens a realm file holds a shared lock on the lock file beside it, `<file>.lock`,
+    /// until it closes it). Another process opening the file meanwhile waits for the deletion and then
+    /// creates a new file. The lock file itself is kept, as Realm keeps its `.lock`: it holds no data.
+    ///
+    /// ```swift
+    /// realm = nil                                            // release every Realm on the file
+    /// await Realm.waitUntilClosed(configuration: config)     // the file is closed in this process
+    /// try Realm.deleteFiles(for: config)
+    /// ```
     /// - Returns: whether a file existed.
-    /// - Throws: `RealmError.alreadyOpen` while any `Realm` of this process has it open; `.fileAccess`.
+    /// - Throws: `RealmError.alreadyOpen` while any `Realm` of this process has it open (or its closing has
+    ///   not finished: see ``waitUntilClosed(configuration:)``) or another process has it open; `.fileAccess`.
     @discardableResult
     public static func deleteFiles(for configuration: Configuration) throws -> Bool {
         guard let url = configuration.fileURL else { return false }
         let path = url.standardizedFileURL.path
-        guard !EngineRegistry.isOpen(Configuration.fileKey(url, configuration.fileSystem)) else {
+        let key = Configuration.fileKey(url, configuration.fileSystem)
+        guard !EngineRegistry.isOpen(key) else {
             throw RealmError(
                 .alreadyOpen,
-                "The realm at '\(path)' is open in this process: release every Realm on it before deleting its files.")
+                "The realm at '\(path)' is open in this process: release every Realm on it (and await "
+                    + "Realm.waitUntilClosed(configuration:)) before deleting its files.")
         }
         let existed = FileManager.default.fileExists(atPath: path)
-        try removeFiles(at: url)
+        try removeFilesIfNotOpen(at: url, fileSystem: configuration.fileSystem)
         return existed
+    }
+
+    /// Waits until this process has closed the file of `configuration`: returns once no `Realm` (and no
+    /// change stream or observer) of this process uses it and its closing has finished — the writer's last
+    /// sync, the checkpoint, a background compaction that was running, the reserved space given back and
+    /// the file's locks released. Returns at once when the file is not open in this process.
+    ///
+    /// Why: a `Realm` closes its file asynchronously when the last instance on it is released, so the file
+    /// may still be open a moment later. After this returns, the program may copy, move or delete the file
+    /// (``deleteFiles(for:)``), hand it to another process, or open it with another configuration.
+    ///
+    /// ```swift
+    /// realm = nil
+    /// await Realm.waitUntilClosed(configuration: config)
+    /// try FileManager.default.copyItem(at: config.fileURL!, to: backupURL)
+    /// ```
+    /// - Important: It waits as long as any `Realm` on the file is alive in this process, including one the
+    ///   caller itself still holds: release them first. It says nothing about other processes.
+    public static func waitUntilClosed(configuration: Configuration) async {
+        let key: String
+        if let url = configuration.fileURL {
+            key = Configuration.fileKey(url, configuration.fileSystem)
+        } else {
+            guard let (engineKey, _) = try? configuration.engineConfiguration() else { return }
+            key = engineKey
+        }
+        await EngineRegistry.waitUntilClosed(key)
+    }
+
+    /// Removes the file at `url` and its auxiliary files, holding its lock file exclusively (so no other
+    /// process has it open, and none opens it meanwhile).
+    /// - Throws: `.alreadyOpen` when another process (or a closing engine of this one) has it open.
+    static func removeFilesIfNotOpen(at url: URL, fileSystem: (any FileSystem)?) throws(RealmError) {
+        let fs = fileSystem ?? PosixFileSystem()
+        let path = url.standardizedFileURL.path
+        guard fs.sharesFilesBetweenProcesses, FileManager.default.fileExists(atPath: path) else {
+            return try removeFiles(at: url)
+        }
+        var failure: RealmError?
+        do throws(StorageError) {
+            try PresenceLock.withExclusive(forStore: fs.resolvedPath(path)) { () throws(StorageError) in
+                do throws(RealmError) { try removeFiles(at: url) } catch { failure = error }
+            }
+        } catch {
+            throw RealmError(error)
+        }
+        if let failure { throw failure }
     }
 
     static func removeFiles(at url: URL) throws(RealmError) {

@@ -91,7 +91,9 @@ final class RealmContext {
                 _ = consume context
                 deleted = true
                 guard let url, !EngineRegistry.isOpen(key) else { throw error }
-                try Realm.removeFiles(at: url)
+                // The engine closes asynchronously: its lock file must be free before the file is removed.
+                await EngineRegistry.waitUntilClosed(key)
+                try Realm.removeFilesIfNotOpen(at: url, fileSystem: configuration.fileSystem)
             }
         }
     }

@@ -52,6 +52,12 @@ extension StorageEngine {
         try transaction?.checkUsable()
         let fs = destinationFileSystem ?? self.fs
         if fs.fileExists(destination) {
+            if fs.sharesFilesBetweenProcesses, PresenceLock.isHeld(forStore: fs.resolvedPath(destination)) {
+                throw StorageError(
+                    .alreadyOpen,
+                    "'\(destination)' is a realm file open in this or another process: a copy never replaces a file, "
+                        + "least of all an open one. Choose another path.")
+            }
             throw StorageError(.fileExists, "'\(destination)' already exists. Choose another path or remove it first.")
         }
         let (state, region, pending, snapshot): (DatabaseState, MappedRegion, CompactedFile.PendingRows?, Snapshot?)
@@ -93,6 +99,9 @@ extension StorageEngine {
     func considerAutoCompaction() {
         guard let auto = configuration.autoCompaction, !configuration.readOnly else { return }
         let start = core.withLock { core -> Bool in
+            // Not while another process has the file open (see ``PresenceLock``): tried again after a later
+            // commit.
+            if core.presence?.othersHaveItOpen ?? false { return false }
             let total = core.appendedEnd
             let dead = total > core.liveBytes ? total - core.liveBytes : 0
             guard total >= auto.minimumFileSize, Double(dead) >= auto.deadRatio * Double(total),
@@ -141,6 +150,9 @@ extension StorageEngine {
     }
 
     private func compactNow() async throws(StorageError) {
+        // Compaction renames a new file over the store: never under another process that has it open
+        // (checked again, for real, around the rename).
+        if core.withLock({ $0.presence?.othersHaveItOpen ?? false }) { throw PresenceLock.openElsewhere(path) }
         let snapshot = try snapshot()
         let header = core.withLock { $0.header }
         let fs = self.fs
@@ -205,9 +217,17 @@ extension StorageEngine {
             throw error
         }
         do throws(StorageError) {
-            try fs.rename(temporary, to: path)
+            let (fs, path) = (self.fs, self.path)
+            let rename = { () throws(StorageError) in try fs.rename(temporary, to: path) }
+            if let presence = core.withLock({ $0.presence }) {
+                // Exclusive around the rename: no other process has the old file open, and none opens the
+                // store until the new one is in place.
+                guard try presence.whileAlone(rename) != nil else { throw PresenceLock.openElsewhere(path) }
+            } else {
+                try rename()
+            }
         } catch {
-            fs.close(newLock)
+            Self.closeLock(fs, newLock)
             copy.discard()
             throw error
         }
@@ -238,7 +258,7 @@ extension StorageEngine {
             return oldLock
         }
         fs.close(oldFile)
-        if let oldLock { fs.close(oldLock) }
+        if let oldLock { Self.closeLock(fs, oldLock) }
         if let directoryError { throw Self.poison(path, directoryError) }
     }
 }

@@ -228,7 +228,15 @@ extension StorageEngine {
     /// record. Not synced, and a failure is ignored: a zero tail that survives is discarded at the next open.
     func releaseReservedSpace(_ core: Core) {
         guard core.reservedEnd > core.appendedEnd, core.poisoned == nil, !configuration.readOnly else { return }
-        try? fs.truncate(core.file, to: core.appendedEnd)
+        guard let presence = core.presence else {
+            try? fs.truncate(core.file, to: core.appendedEnd)
+            return
+        }
+        // Only while no other process has the file open: a reader there may map it up to its current size,
+        // and reading a mapping past the end of its file is a SIGBUS. Else the zeros stay (the next writer
+        // uses them as reserved space).
+        let (fs, file, end) = (fs, core.file, core.appendedEnd)
+        _ = try? presence.whileAlone { () throws(StorageError) in try fs.truncate(file, to: end) }
     }
 
     /// Maps a larger region when the file outgrows the current one.

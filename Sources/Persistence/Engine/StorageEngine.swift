@@ -148,6 +148,10 @@ package final class StorageEngine: Sendable {
     /// Observers of commits (see ``subscribe(tables:)``).
     package let hub: ChangeHub
     let core: Locked<Core>
+    /// Serialises a read-only engine's catching up with other processes' commits (see ``followFile()``).
+    let followLock = Locked(())
+    /// Whether the thread that follows the file for observers runs (see ``startFollowing()``).
+    let followThreadStarted = Locked(false)
     /// Runs the fsyncs of durable commits (see ``SyncThread``).
     private let syncThreadBox = Locked<SyncThread?>(nil)
     /// What open found and did.
@@ -160,6 +164,10 @@ package final class StorageEngine: Sendable {
         /// keeps its descriptor's open file description (and so an `flock`) alive after `close`, while this one
         /// lets `close()` release the lock even when snapshots still map the file.
         var lockFile: OpenFile?
+        /// The shared hold of the lock file beside the store, which says "open in this process" to the
+        /// others (see ``PresenceLock``); nil for an in-memory store, or a read-only one whose lock file
+        /// could not be opened.
+        var presence: PresenceLock?
         var header: FileHeader
         var region: MappedRegion
         /// The newest durable version: what snapshots see.
@@ -258,7 +266,8 @@ package final class StorageEngine: Sendable {
             if !core.isClosed {
                 releaseReservedSpace(core)
                 fs.close(core.file)
-                if let lock = core.lockFile { fs.close(lock) }
+                if let lock = core.lockFile { Self.closeLock(fs, lock) }
+                core.presence?.release()
             }
         }
     }
@@ -273,7 +282,10 @@ package final class StorageEngine: Sendable {
     ///   `.permissionDenied`, `.unsupportedFormat`, `.diskFull`, `.ioFailure`.
     package static func open(_ configuration: Configuration) async throws(StorageError) -> StorageEngine {
         let engine = try await offload { () throws(StorageError) in try openSynchronously(configuration) }
-        if let should = configuration.shouldCompactOnLaunch, !configuration.readOnly {
+        // Like Realm, compaction on launch is skipped while another process has the file open: it would
+        // replace the file under that process (see ``PresenceLock``).
+        let othersHaveItOpen = engine.core.withLock { $0.presence?.othersHaveItOpen ?? false }
+        if let should = configuration.shouldCompactOnLaunch, !configuration.readOnly, !othersHaveItOpen {
             let stats = engine.statistics
             if should(stats.totalBytes, stats.liveBytes) {
                 try await engine.compact()
@@ -288,11 +300,29 @@ package final class StorageEngine: Sendable {
         // The real path (symbolic links, `.` and `..` resolved): compaction writes its copy next to the real
         // file and renames it there, so a link to the store keeps pointing at the live file.
         let path = configuration.path.map { fs.resolvedPath($0) } ?? "/memory/\(UUID().uuidString)/store"
-        var report = RecoveryReport()
+        let report = RecoveryReport()
         if let key = configuration.encryptionKey {
             try StoreCipher.checkKeyLength(key.count)
             try PlatformCrypto.checkAvailable()
         }
+        // First of all, so that no other process deletes, compacts or shortens the file while this one
+        // reads it (a mapping read past a shortened end is a SIGBUS).
+        let presence =
+            fs.sharesFilesBetweenProcesses
+            ? try PresenceLock.acquireShared(forStore: path, readOnly: configuration.readOnly) : nil
+        do throws(StorageError) {
+            return try openSynchronously(configuration, path: path, fs: fs, presence: presence, report: report)
+        } catch {
+            presence?.release()
+            throw error
+        }
+    }
+
+    private static func openSynchronously(
+        _ configuration: Configuration, path: String, fs: any FileSystem, presence: PresenceLock?,
+        report: RecoveryReport
+    ) throws(StorageError) -> StorageEngine {
+        var report = report
         if !fs.fileExists(path) {
             if configuration.readOnly {
                 throw StorageError(
@@ -419,6 +449,7 @@ package final class StorageEngine: Sendable {
             // (at the latest at close) writes every node again, even for a version already checkpointed.
             if configuration.ignoresCheckpoints || report.damagedNodeRecords > 0 { checkpoint = nil }
             var end = UInt64(outcome.validEnd)
+            var reservedTail: UInt64?
             if !configuration.readOnly {
                 if let footerAt = outcome.damagedFooterAt, let last = lastEntry,
                     let parsed = Record.parseHeader(fileBytes[last.offset...].prefix(Record.headerSize).rebased)
@@ -430,7 +461,19 @@ package final class StorageEngine: Sendable {
                 if outcome.tornTailAt != nil || size > end {
                     report.truncatedBytes = size - end
                     report.discardedRecords = outcome.discardedRecords
-                    try fs.truncate(file, to: end)
+                    if let presence {
+                        // A reader in another process may map the file up to its size: never shorten it under
+                        // that reader; zero the tail instead (it becomes reserved space).
+                        let cut: Void? = try presence.whileAlone { () throws(StorageError) in
+                            try fs.truncate(file, to: end)
+                        }
+                        if cut == nil {
+                            try zeroTail(fs, file, in: fileBytes, from: end, to: size)
+                            reservedTail = size
+                        }
+                    } else {
+                        try fs.truncate(file, to: end)
+                    }
                 }
                 // Everything kept is made durable before the first new record claims it is (its watermark).
                 try fs.sync(file)
@@ -438,8 +481,9 @@ package final class StorageEngine: Sendable {
                 end = UInt64(outcome.validEnd)
             }
             let core = Core(
-                file: file, lockFile: lockFile, header: header, region: region, published: state, tip: state,
-                appendedEnd: end, durableEnd: end, syncedEnd: configuration.readOnly ? 0 : end, reservedEnd: end,
+                file: file, lockFile: lockFile, presence: presence, header: header, region: region, published: state,
+                tip: state, appendedEnd: end, durableEnd: end, syncedEnd: configuration.readOnly ? 0 : end,
+                reservedEnd: reservedTail ?? end,
                 nodeStore: nodeStore, checkpoint: checkpoint, checkpointNodeBytes: checkpointNodeBytes,
                 report: report)
             let danglingLinks =
@@ -450,9 +494,26 @@ package final class StorageEngine: Sendable {
                 path: path, configuration: configuration, fs: fs, core: core, mayHaveDanglingLinks: danglingLinks)
         } catch {
             fs.close(file)
-            if let lockFile { fs.close(lockFile) }
+            if let lockFile { Self.closeLock(fs, lockFile) }
             throw error
         }
+    }
+
+    /// Overwrites the bytes `from ..< to` of `file` (seen in `bytes`) with zeros where they are not zero,
+    /// and syncs: a torn tail made harmless without changing the file's size.
+    static func zeroTail(
+        _ fs: any FileSystem, _ file: OpenFile, in bytes: UnsafeRawBufferPointer, from: UInt64, to: UInt64
+    ) throws(StorageError) {
+        guard from < to else { return }
+        if bytes[Int(from)..<Int(to)].allSatisfy({ $0 == 0 }) { return }
+        var offset = from
+        while offset < to {
+            let count = min(Int(to - offset), reservationZeros.count)
+            guard count > 0 else { return }
+            try fs.writeAll(file, UnsafeRawBufferPointer(rebasing: reservationZeros.prefix(count)), at: offset)
+            offset += UInt64(count)
+        }
+        try fs.sync(file)
     }
 
     /// The header of a new store: encrypted, with its key check, when `key` is given.
@@ -516,7 +577,7 @@ package final class StorageEngine: Sendable {
                 try fs.syncDirectory(directory(of: path))
                 file = try fs.open(path, create: false, readOnly: false)
             } catch {
-                fs.close(lockFile)
+                closeLock(fs, lockFile)
                 throw error
             }
             let same: Bool
@@ -524,12 +585,12 @@ package final class StorageEngine: Sendable {
                 same = try fs.identity(of: file) == fs.identity(of: lockFile)
             } catch {
                 fs.close(file)
-                fs.close(lockFile)
+                closeLock(fs, lockFile)
                 throw error
             }
             if same { return (lockFile, file) }
             fs.close(file)
-            fs.close(lockFile)
+            closeLock(fs, lockFile)
         }
         throw replacedWhileLocking(path)
     }
@@ -546,33 +607,78 @@ package final class StorageEngine: Sendable {
                 try lockPatiently(fs, lockFile)
                 current = try fs.identity(of: lockFile) == fs.identity(atPath: path)
             } catch {
-                fs.close(lockFile)
+                closeLock(fs, lockFile)
                 throw error
             }
             if current { return lockFile }
-            fs.close(lockFile)
+            closeLock(fs, lockFile)
         }
         throw replacedWhileLocking(path)
     }
 
-    /// Takes the exclusive lock, trying again for up to 100 ms while it is held.
+    /// Takes the exclusive lock, trying again for up to 100 ms while it is held — and for up to 10 s while
+    /// the only holder is a descriptor this process already closed.
     ///
     /// Why wait at all: a child process that this process is starting holds a copy of every descriptor
-    /// from its fork until its exec closes them (close-on-exec), and with them every lock on them. A store
-    /// closed and reopened in that moment would meet its own lock, released a moment later
-    /// (`alreadyOpen`, seen in tests that start processes beside ones that reopen stores). A lock that
-    /// another process really holds is still reported, 100 ms later.
+    /// from its fork until its exec closes them (close-on-exec), and with them every `flock` on them. A
+    /// store closed and reopened in that moment meets its own lock, released a moment later (`alreadyOpen`
+    /// "by another process" on an immediate reopen: 6 of 240 reopens while other threads started
+    /// processes on a loaded machine, where the moment between fork and exec can last more than 100 ms).
+    /// On Linux, `/proc/locks` names the process that took a lock: when it is this process and no engine
+    /// of this process holds the lock (``heldLocks``), the holder can only be such a child, and opening
+    /// waits for its exec. A lock that another process (or engine) really holds is reported after 100 ms.
     static func lockPatiently(_ fs: any FileSystem, _ file: OpenFile) throws(StorageError) {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(100))
+        let longDeadline = clock.now.advanced(by: .seconds(10))
         while true {
             do throws(StorageError) {
                 try fs.lockExclusive(file)
+                if fs.sharesFilesBetweenProcesses, let identity = try? fs.identity(of: file) {
+                    heldLocks.withLock { $0[file.descriptor] = identity }
+                }
                 return
-            } catch  where error.code == .alreadyOpen && clock.now < deadline {
+            } catch
+                where error.code == .alreadyOpen
+                && (clock.now < deadline
+                    || (clock.now < longDeadline && fs.sharesFilesBetweenProcesses
+                        && heldOnlyByOwnClosedDescriptor(fs, file)))
+            {
                 Thread.sleep(forTimeInterval: 0.002)
             }
         }
+    }
+
+    /// The identities of the store files whose exclusive lock an engine of this process holds, by the
+    /// descriptor holding it (real files only).
+    static let heldLocks = Locked<[Int32: FileIdentity]>([:])
+
+    /// Closes a lock descriptor (releasing its lock) and forgets it in ``heldLocks``.
+    static func closeLock(_ fs: any FileSystem, _ file: OpenFile) {
+        if fs.sharesFilesBetweenProcesses {
+            heldLocks.withLock { $0[file.descriptor] = nil }
+        }
+        fs.close(file)
+    }
+
+    /// Whether `file`'s lock is held, per `/proc/locks`, by this process only, while no engine of this
+    /// process holds it: then a child process being started holds it through a copy of a descriptor this
+    /// process has closed. False where `/proc/locks` does not exist (the 100 ms wait applies).
+    static func heldOnlyByOwnClosedDescriptor(_ fs: any FileSystem, _ file: OpenFile) -> Bool {
+        guard let identity = try? fs.identity(of: file),
+            !heldLocks.withLock({ $0.values.contains(identity) }),
+            let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        else { return false }
+        let own = String(ProcessInfo.processInfo.processIdentifier)
+        let suffix = ":\(identity.inode)"
+        var found = false
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[5].hasSuffix(suffix) else { continue }
+            if fields[4] != own { return false }
+            found = true
+        }
+        return found
     }
 
     private static func replacedWhileLocking(_ path: String) -> StorageError {
@@ -695,6 +801,7 @@ package final class StorageEngine: Sendable {
     }
 
     private func makeSnapshot(replacing: Version?, ignoringLimit: Bool = false) throws(StorageError) -> Snapshot {
+        if configuration.readOnly { followFile() }
         let (state, region, closed) = core.withLock { core in
             core.evictIfOver(configuration.nodeCacheLimit)
             return (core.published, core.region, core.isClosed)
@@ -733,7 +840,8 @@ package final class StorageEngine: Sendable {
     /// a new snapshot to let go of the nodes it loaded: how a realm that only reads stays within
     /// ``Configuration/nodeCacheLimit``. Drops the loaded nodes first when they are over that limit.
     package func newestVersionAndCacheEpoch() -> (version: Version, epoch: UInt64) {
-        core.withLock { core in
+        if configuration.readOnly { followFile() }
+        return core.withLock { core in
             core.evictIfOver(configuration.nodeCacheLimit)
             return (core.published.version, core.cacheEpoch)
         }
@@ -760,6 +868,9 @@ package final class StorageEngine: Sendable {
     /// Waits for the writer lock, writes a checkpoint if commits came after the last one (so that the next
     /// open reads no log), then closes the file. Snapshots stay readable; writes throw `.closed`.
     package func close() async {
+        // A background compaction holds the engine (and may hold the files) until it ends: let it end, so
+        // that when this returns the file is really closed.
+        await waitForBackgroundCompaction()
         await writeLock.lock()
         await waitUntilSynced()
         if !configuration.readOnly { try? await writeCheckpoint(holdingWriteLock: true, syncing: true) }
@@ -768,7 +879,8 @@ package final class StorageEngine: Sendable {
                 core.isClosed = true
                 releaseReservedSpace(core)
                 fs.close(core.file)
-                if let lock = core.lockFile { fs.close(lock) }
+                if let lock = core.lockFile { Self.closeLock(fs, lock) }
+                core.presence?.release()
             }
         }
         syncThreadBox.withLock {
@@ -793,6 +905,8 @@ package final class StorageEngine: Sendable {
     ) throws(StorageError)
         -> (subscription: ChangeSubscription, snapshot: Snapshot, caughtUp: Bool)
     {
+        // A read-only engine learns of other processes' commits by looking: a thread looks for its observers.
+        startFollowing()
         let (subscription, snapshot, caughtUp) = hub.subscribe(tables: tables, after: after) {
             try? makeSnapshot(replacing: nil, ignoringLimit: true)
         }

@@ -47,6 +47,9 @@ package final class FaultInjectingFileSystem: FileSystem {
 
     package init(base: any FileSystem) { self.base = base }
 
+    /// The base file system's: the presence lock itself is not a call of this protocol (no faults).
+    package var sharesFilesBetweenProcesses: Bool { base.sharesFilesBetweenProcesses }
+
     /// Arms `fault` for the `n`th call from now (1 = the next call). Replaces any armed fault.
     package func inject(_ fault: Fault, atCall n: Int) {
         plan.withLock {

@@ -66,6 +66,15 @@ package protocol FileSystem: Sendable {
     func fileExists(_ path: String) -> Bool
     /// The names of the entries of a directory (not full paths). The corresponding C function is `readdir(3)`.
     func contentsOfDirectory(_ path: String) throws(StorageError) -> [String]
+    /// Whether other processes may open the same files: then every engine holds its store's
+    /// ``PresenceLock`` (a record lock on `<store>.lock`, taken with `fcntl(2)` outside this protocol), and
+    /// deleting, compacting or shortening a store waits for no other process to have it open.
+    var sharesFilesBetweenProcesses: Bool { get }
+}
+
+extension FileSystem {
+    /// False: a file system of this process alone (in memory, or a test double).
+    package var sharesFilesBetweenProcesses: Bool { false }
 }
 
 /// What identifies a file whatever its name: its device and inode numbers.

@@ -8,6 +8,9 @@
 package struct PosixFileSystem: FileSystem {
     package init() {}
 
+    /// True: files on disk are shared with other processes (see ``PresenceLock``).
+    package var sharesFilesBetweenProcesses: Bool { true }
+
     package func open(_ path: String, create: Bool, readOnly: Bool) throws(StorageError) -> OpenFile {
         var flags = readOnly ? O_RDONLY : O_RDWR
         flags |= O_CLOEXEC

@@ -1,0 +1,200 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A read-only engine follows the commits another process appends to its store.
+///
+/// ```text
+///  file:  header | records known at open ... | records the writer appended since | zeros (reserved) |
+///                                            ^ appendedEnd                       ^ validEnd of a scan
+/// ```
+/// The log is append-only, so catching up is a replay of the tail: each ``snapshot()`` (every `read`,
+/// `refresh()` and `write` entry of a realm) of a read-only engine first checks the file's size and the
+/// record header at the end of what it knows, and replays the complete records after it. A record still
+/// being written (its checksum does not match yet) ends the replay; the next call tries again.
+///
+/// Safety against SIGBUS: bytes are read through the mapping only below a size this call just read with
+/// `fstat`, and the writer never shortens the file while another process has it open (it holds the
+/// ``PresenceLock`` exclusively to truncate, which this engine's shared hold prevents).
+extension StorageEngine {
+    /// Replays what other processes committed since this read-only engine last looked, and publishes it.
+    /// Does nothing for a writable engine (it is the only writer). Errors leave the engine where it was.
+    func followFile() {
+        guard configuration.readOnly else { return }
+        followLock.withLock { _ in
+            do throws(StorageError) { try followFileLocked() } catch {}
+        }
+    }
+
+    private func followFileLocked() throws(StorageError) {
+        let (file, region, start, state, closed) = core.withLock {
+            ($0.file, $0.region, $0.appendedEnd, $0.published, $0.isClosed)
+        }
+        guard !closed else { return }
+        let size = try fs.size(of: file)
+        guard size >= start + UInt64(Record.overhead) else { return }
+        var current = region
+        if size > UInt64(region.length) {
+            current = try fs.map(file, length: Self.regionLength(for: size)).reading(through: region.cipher)
+        }
+        let fileBytes = current.bytes(at: 0, count: Int(size))
+        // Fast path: nothing after what is known (reserved zeros, or the end of the file).
+        if fileBytes[Int(start)..<Int(start) + Record.headerSize].allSatisfy({ $0 == 0 }) { return }
+        let cipher = current.cipher
+        let scratch = ScratchRows()
+        let path = self.path
+        let readRow = { (location: RowLocation) throws(StorageError) -> RowView in
+            if let cipher {
+                return try scratch.keep(cipher: cipher, region: current, location: location, path: path)
+            }
+            return try RowView(current.bytes(at: Int(location.offset), count: Int(location.length)))
+        }
+        var next = state
+        var known = (state: state, end: start)
+        var commits: [ChangeHub.Commit] = []
+        let token = MutationToken.next()
+        // A record being written now may look damaged, or be followed by bytes that do: the scan's verdict
+        // on the tail is not trusted, only the records it verified.
+        _ = try? LogScanner.scan(fileBytes, from: Int(start), path: path) { (entry) throws(StorageError) in
+            guard Record.Kind(rawValue: entry.kind) == .commit else {
+                known.end = UInt64(entry.end)
+                return
+            }
+            let before = next
+            var touched: Replay.Touched? = Replay.Touched()
+            if let cipher {
+                defer { scratch.empty() }
+                try Replay.apply(
+                    encrypted: entry, in: fileBytes, cipher: cipher, to: &next, token: token, path: path,
+                    touched: &touched, readRow: readRow)
+            } else {
+                let payload = UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload])
+                try Replay.apply(
+                    commit: payload, at: entry.payload.lowerBound, record: entry.offset, to: &next, token: token,
+                    path: path, readRow: readRow)
+                touched?.add(payload)
+            }
+            known = (next, UInt64(entry.end))
+            let changes = Self.changes(touched ?? Replay.Touched(), before: before, after: next)
+            commits.append(ChangeHub.Commit(state: next, changes: changes, silenced: [], before: nil))
+        }
+        scratch.empty()
+        guard known.end > start else { return }
+        core.withLock { core in
+            guard !core.isClosed, core.appendedEnd == start else { return }
+            if current !== core.region {
+                core.region = current
+                core.nodeStore.update(region: current, end: 0)
+            }
+            core.published = known.state
+            core.tip = known.state
+            core.appendedEnd = known.end
+            core.durableEnd = known.end
+            core.reservedEnd = max(core.reservedEnd, known.end)
+        }
+        // The observers of this process hear of the other process's commits as of its own.
+        let observers = hub.record(commits, region: current)
+        hub.dispatch(commits, to: observers, region: current)
+    }
+
+    /// What a replayed commit changed, from the objects it wrote (`touched`): an object absent `before` is
+    /// inserted, else modified — in every column, since the record does not say which changed (key-path
+    /// filters of another process's commits are therefore coarse). A cleared table or a schema change
+    /// counts as a schema change (observers re-read everything).
+    static func changes(_ touched: Replay.Touched, before: DatabaseState, after: DatabaseState) -> ChangeSet {
+        var changes = ChangeSet()
+        changes.schemaChanged = touched.needsFullCheck
+        for (table, key) in touched.upserted {
+            var tableChanges = changes.tables[table] ?? TableChanges()
+            if before.tables.rowLocation(table, key) == nil {
+                _ = tableChanges.inserted.insert(key)
+            } else if !tableChanges.inserted.contains(key) {
+                var columns = ColumnSet()
+                for column in 0..<(after.tables[table]?.schema.columns.count ?? 0) { columns.insert(column) }
+                tableChanges.modified[key] = columns
+            }
+            changes.tables[table] = tableChanges
+        }
+        for (table, key) in touched.deleted {
+            var tableChanges = changes.tables[table] ?? TableChanges()
+            tableChanges.modified[key] = nil
+            if tableChanges.inserted.remove(key) == nil, before.tables.rowLocation(table, key) != nil {
+                _ = tableChanges.deleted.insert(key)
+            }
+            changes.tables[table] = tableChanges
+        }
+        return changes
+    }
+
+    /// Starts, once, the thread that makes a read-only engine with observers follow the file by itself
+    /// (without a read to trigger it): it waits for the file to be modified (inotify on Linux) or for
+    /// ``followPollInterval`` to pass, whichever comes first, then catches up (``followFile()``), which
+    /// tells the observers. It ends when the engine is closed or released.
+    func startFollowing() {
+        guard configuration.readOnly, fs.sharesFilesBetweenProcesses else { return }
+        let start = followThreadStarted.withLock { started in
+            defer { started = true }
+            return !started
+        }
+        guard start else { return }
+        let path = self.path
+        let thread = Thread { [weak self] in
+            let watch = FileWatch(path)
+            defer { watch.close() }
+            while true {
+                watch.wait(upTo: StorageEngine.followPollInterval)
+                guard let engine = self, !engine.core.withLock({ $0.isClosed }) else { return }
+                engine.followFile()
+            }
+        }
+        thread.name = "ActorStore.follow"
+        thread.start()
+    }
+
+    /// The longest a read-only engine's observers wait for another process's commit when the file system
+    /// does not report modifications (no inotify: Apple platforms, some network file systems): 50 ms.
+    static let followPollInterval = 50
+}
+
+/// Waits for modifications of a file: inotify (`IN_MODIFY`) on Linux, else a plain timeout.
+private struct FileWatch {
+    let descriptor: Int32
+
+    init(_ path: String) {
+        #if os(Linux)
+            let descriptor = inotify_init1(Int32(IN_CLOEXEC))
+            if descriptor >= 0, inotify_add_watch(descriptor, path, UInt32(IN_MODIFY)) < 0 {
+                _ = Glibc.close(descriptor)
+                self.descriptor = -1
+            } else {
+                self.descriptor = descriptor
+            }
+        #else
+            self.descriptor = -1
+        #endif
+    }
+
+    /// Returns after a modification or `milliseconds`, whichever comes first.
+    func wait(upTo milliseconds: Int) {
+        guard descriptor >= 0 else {
+            var pause = timespec(tv_sec: 0, tv_nsec: milliseconds * 1_000_000)
+            _ = nanosleep(&pause, nil)
+            return
+        }
+        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&request, 1, Int32(milliseconds)) > 0 else { return }
+        // Drain the events: only "something changed" matters.
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        _ = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    func close() {
+        #if canImport(Glibc)
+            if descriptor >= 0 { _ = Glibc.close(descriptor) }
+        #endif
+    }
+}

@@ -1,0 +1,290 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// "This process has the store open": a shared lock on the lock file beside the store (`<store>.lock`),
+/// held by every engine of the store, read-write and read-only, from open to close.
+///
+/// What it is for: operations that would pull the file out from under another process — deleting it,
+/// compacting it (a rename over it), cutting its end off (reserved space given back at close) — take the
+/// lock exclusively without waiting, and are refused (or skipped) when any other process holds it shared.
+/// Opening takes it shared, waiting (a bounded time) while such an operation runs elsewhere.
+///
+/// ```text
+///  <store>.lock   byte 0: fcntl record lock   shared    every open engine of every process
+///                                             exclusive delete, compaction, truncation (never waited for)
+/// ```
+///
+/// Why `fcntl` record locks and not `flock`: a record lock belongs to the process and is not inherited by
+/// a child process that is being started (between its fork and its exec a child holds copies of every
+/// descriptor, and with them every `flock`), and a shared lock turns exclusive atomically, or stays shared
+/// if another process holds it. A record lock is also released when the process closes *any* descriptor of
+/// the file: so this type keeps exactly one descriptor per lock file in the process, shared by all its
+/// holders (counted), and nothing else in the engine opens a lock file. Within the process, record locks do
+/// not conflict; the count stands in for that.
+///
+/// The lock file holds no data and is never deleted by the engine (as Realm's `.lock`), so every process
+/// locks the same inode.
+package final class PresenceLock: Sendable {
+    /// The lock file's path (`<store>.lock`).
+    package let path: String
+    /// Set once, by ``release()``.
+    private let released = Locked(false)
+
+    private init(path: String) { self.path = path }
+
+    deinit { release() }
+
+    /// The lock file of the store at `storePath`.
+    package static func lockPath(forStore storePath: String) -> String { storePath + ".lock" }
+
+    /// One lock file's state in this process.
+    private struct Entry {
+        var descriptor: Int32
+        /// Engines of this process holding the lock shared.
+        var holders: Int
+        /// Held exclusively (by a compaction, truncation or deletion of this process).
+        var exclusive: Bool
+    }
+
+    /// Every lock file this process has open, by path. Its lock is held for system calls that take no time
+    /// (`open`, `fcntl(F_SETLK)`, `close`), never while waiting.
+    private static let table = Locked<[String: Entry]>([:])
+
+    /// How long opening waits for another process's exclusive hold (a deletion or the end of a compaction:
+    /// both short) before it reports `.alreadyOpen`.
+    static let patience: Duration = .seconds(10)
+
+    /// Takes the store's presence lock shared, waiting up to ``patience`` while a process holds it
+    /// exclusively. Blocking: call it off the cooperative pool (open runs on a Dispatch thread).
+    /// - Parameter readOnly: the store is opened read-only. When the lock file cannot be created or
+    ///   opened (a read-only directory), a read-only open goes on without the lock (nil); so does any open
+    ///   on a file system without record locks.
+    /// - Throws: `.alreadyOpen` when another process kept it exclusive past ``patience``; `.permissionDenied`
+    ///   and the like when a writable open cannot create the lock file.
+    package static func acquireShared(forStore storePath: String, readOnly: Bool) throws(StorageError) -> PresenceLock?
+    {
+        let path = lockPath(forStore: storePath)
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: patience)
+        while true {
+            let outcome = try table.withLock { table throws(StorageError) -> Bool? in
+                if var entry = table[path] {
+                    // Another engine of this process holds it: shared use, unless this process is deleting
+                    // or compacting the store right now (then wait for that).
+                    if entry.exclusive { return false }
+                    entry.holders += 1
+                    table[path] = entry
+                    return true
+                }
+                let descriptor: Int32
+                do throws(StorageError) {
+                    descriptor = try openLockFile(path)
+                } catch  where readOnly {
+                    return nil
+                }
+                guard setLock(descriptor, type: F_RDLCK) else {
+                    let held = errno == EAGAIN || errno == EACCES
+                    _ = systemCloseLock(descriptor)
+                    // A file system without record locks (ENOLCK, say): the store opens unguarded, as before
+                    // there were presence locks.
+                    return held ? false : nil
+                }
+                table[path] = Entry(descriptor: descriptor, holders: 1, exclusive: false)
+                return true
+            }
+            switch outcome {
+            case nil: return nil
+            case true?: return PresenceLock(path: path)
+            case false?:
+                guard clock.now < deadline else { throw busy(storePath) }
+                sleepBriefly()
+            }
+        }
+    }
+
+    /// Runs `body` holding the store's lock exclusively, if no other process has the store open: for
+    /// deleting a store that no realm of this process uses. An engine of this process that is still
+    /// closing (its realms were released) does not count: the caller checked that none is in use.
+    /// - Throws: `.alreadyOpen` (naming the other process) without running `body`; what `body` throws.
+    package static func withExclusive<R>(
+        forStore storePath: String, _ body: () throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        let path = lockPath(forStore: storePath)
+        // (descriptor, opened here): a closing engine's descriptor is used, never a second one (closing a
+        // second descriptor would drop that engine's record lock).
+        let (descriptor, opened) = try table.withLock { table throws(StorageError) -> (Int32, Bool) in
+            if var entry = table[path] {
+                guard !entry.exclusive else { throw openElsewhere(storePath) }
+                guard setLock(entry.descriptor, type: F_WRLCK) else { throw openElsewhere(storePath) }
+                entry.exclusive = true
+                table[path] = entry
+                return (entry.descriptor, false)
+            }
+            let descriptor = try openLockFile(path)
+            guard setLock(descriptor, type: F_WRLCK) else {
+                _ = systemCloseLock(descriptor)
+                throw openElsewhere(storePath)
+            }
+            table[path] = Entry(descriptor: descriptor, holders: 0, exclusive: true)
+            return (descriptor, true)
+        }
+        defer {
+            table.withLock { table in
+                if opened {
+                    table[path] = nil
+                    _ = systemCloseLock(descriptor)
+                } else {
+                    _ = setLock(descriptor, type: F_RDLCK)
+                    table[path]?.exclusive = false
+                }
+            }
+        }
+        return try body()
+    }
+
+    /// Whether the store at `storePath` is open in this process or another one (its lock file is held): a
+    /// probe that changes nothing, for explaining a refusal.
+    package static func isHeld(forStore storePath: String) -> Bool {
+        let path = lockPath(forStore: storePath)
+        return table.withLock { table in
+            if table[path] != nil { return true }
+            // Safe to open and close: this process holds no lock on this file (it is not in the table).
+            let descriptor = openRetrying(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return false }
+            defer { _ = systemCloseLock(descriptor) }
+            var query = lockDescription(type: F_WRLCK)
+            guard fcntl(descriptor, F_GETLK, &query) == 0 else { return false }
+            return Int32(query.l_type) != Int32(F_UNLCK)
+        }
+    }
+
+    /// Whether the store is open in another process, or in another engine of this one (a test's second
+    /// engine). A hint: it may change at once; ``whileAlone(_:)`` decides for real.
+    package var othersHaveItOpen: Bool {
+        Self.table.withLock { table in
+            guard let entry = table[path] else { return false }
+            if entry.holders > 1 { return true }
+            var query = Self.lockDescription(type: F_WRLCK)
+            guard fcntl(entry.descriptor, F_GETLK, &query) == 0 else { return true }
+            return Int32(query.l_type) != Int32(F_UNLCK)
+        }
+    }
+
+    /// Runs `body` holding the lock exclusively if nothing else has the store open (no other process, no
+    /// other engine of this process), then holds it shared again. Never waits.
+    /// - Returns: `body`'s value, or nil (without running it) when the store is open elsewhere.
+    package func whileAlone<R>(_ body: () throws(StorageError) -> R) throws(StorageError) -> R? {
+        let descriptor = Self.table.withLock { table -> Int32? in
+            guard var entry = table[path], entry.holders == 1, !entry.exclusive,
+                Self.setLock(entry.descriptor, type: F_WRLCK)
+            else { return nil }
+            entry.exclusive = true
+            table[path] = entry
+            return entry.descriptor
+        }
+        guard let descriptor else { return nil }
+        defer {
+            Self.table.withLock { table in
+                // Back to shared: atomic for a record lock (no other process can slip in between).
+                _ = Self.setLock(descriptor, type: F_RDLCK)
+                table[path]?.exclusive = false
+            }
+        }
+        return try body()
+    }
+
+    /// Gives this engine's hold up; the last holder of the process closes the lock file (releasing it).
+    package func release() {
+        guard
+            released.withLock({ done in
+                defer { done = true }; return !done
+            })
+        else { return }
+        Self.table.withLock { table in
+            guard var entry = table[path] else { return }
+            entry.holders -= 1
+            if entry.holders > 0 {
+                table[path] = entry
+            } else {
+                table[path] = nil
+                _ = Self.systemCloseLock(entry.descriptor)
+            }
+        }
+    }
+
+    // MARK: System calls
+
+    /// Opens (creating, mode 0600) the lock file read-write, or read-only if it exists and cannot be
+    /// opened for writing (a shared record lock needs read access only). The corresponding C function is
+    /// `open(2)`.
+    private static func openLockFile(_ path: String) throws(StorageError) -> Int32 {
+        var descriptor = openRetrying(path, O_RDWR | O_CREAT | O_CLOEXEC)
+        if descriptor < 0 && (errno == EACCES || errno == EROFS || errno == EPERM) {
+            descriptor = openRetrying(path, O_RDONLY | O_CLOEXEC)
+        }
+        guard descriptor >= 0 else {
+            throw StorageError(errno: errno, operation: "Opening the lock file", path: path, systemCall: "open")
+        }
+        return descriptor
+    }
+
+    private static func openRetrying(_ path: String, _ flags: Int32) -> Int32 {
+        while true {
+            #if canImport(Glibc)
+                let descriptor = Glibc.open(path, flags, 0o600)
+            #else
+                let descriptor = Darwin.open(path, flags, 0o600)
+            #endif
+            if descriptor >= 0 || errno != EINTR { return descriptor }
+        }
+    }
+
+    private static func systemCloseLock(_ descriptor: Int32) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.close(descriptor)
+        #else
+            Darwin.close(descriptor)
+        #endif
+    }
+
+    private static func lockDescription(type: Int32) -> flock {
+        var description = flock()
+        description.l_type = numericCast(type)
+        description.l_whence = numericCast(SEEK_SET)
+        description.l_start = 0
+        description.l_len = 1
+        return description
+    }
+
+    /// Sets byte 0's record lock without waiting (`fcntl(F_SETLK)`); false when another process holds a
+    /// conflicting one (or the call failed: treated as held, so nothing destructive runs).
+    private static func setLock(_ descriptor: Int32, type: Int32) -> Bool {
+        var description = lockDescription(type: type)
+        while true {
+            if fcntl(descriptor, F_SETLK, &description) == 0 { return true }
+            if errno != EINTR { return false }
+        }
+    }
+
+    private static func sleepBriefly() {
+        var pause = timespec(tv_sec: 0, tv_nsec: 2_000_000)
+        _ = nanosleep(&pause, nil)
+    }
+
+    private static func busy(_ storePath: String) -> StorageError {
+        StorageError(
+            .alreadyOpen,
+            "'\(storePath)' is being deleted or compacted by another process, which held its lock file for more than "
+                + "\(patience). Try again once that process is done with it.")
+    }
+
+    static func openElsewhere(_ storePath: String) -> StorageError {
+        StorageError(
+            .alreadyOpen,
+            "'\(storePath)' is open in another process (its lock file '\(lockPath(forStore: storePath))' is held). "
+                + "Close it there first: release every Realm on it and await Realm.waitUntilClosed(configuration:).")
+    }
+}
