@@ -116,6 +116,52 @@ struct ScanMemoryTests {
         await engine.close()
     }
 
+    @Test("leaves a scan loads for itself are not kept, and give their pages of the file back in file order")
+    func scanDropsLeafPages() throws {
+        typealias Tree = PersistentBTree<Int64, Int64>
+        // About 6 MiB of leaves: more than one PageWindow.
+        let count = 400_000
+        let tree = Tree(
+            sortedUniqueElements: (0..<count).lazy.map { (Int64($0), Int64($0) &* 3) }, token: MutationToken.next())
+        let header = FileHeader.size
+        let empty = MappedRegion(base: UnsafeRawPointer(bitPattern: 16)!, length: 0) {}
+        var out = ByteWriter(capacity: 1 << 20)
+        var written: [ObjectIdentifier: WrittenNode] = [:]
+        let root = try #require(
+            try tree.writeNodes(to: &out, store: NodeStore(region: empty, end: 0, path: "/none"), written: &written))
+        let bytes = [UInt8](repeating: 0, count: header) + out.bytes
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 16)
+        defer { memory.deallocate() }
+        bytes.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        let drops = Drops()
+        let region = MappedRegion(
+            base: UnsafeRawPointer(memory), length: bytes.count, dropPages: { drops.add($0..<($0 + $1)) }
+        ) {}
+        // No cache: every node a scan loads is its own.
+        let store = NodeStore(region: region, end: UInt64(bytes.count), path: "/scan", cacheLimit: 0)
+        let offset = UInt64(header) + (root.reference & ~BTreeNodeFormat.relative)
+        let stored = Tree(fileRoot: offset, count: count, bytes: root.bytes, store: store, decoder: Tree.makeDecoder())
+
+        var next: Int64 = 0
+        for (key, value) in stored {
+            #expect(key == next && value == next &* 3)
+            next += 1
+        }
+        #expect(next == Int64(count))
+        #expect(stored.nodesInMemory == 0, "the scan published nothing")
+        #expect(store.cachedBytes == 0)
+        let ranges = drops.ranges
+        #expect(ranges.allSatisfy { $0.lowerBound % 4_096 == 0 && $0.upperBound % 4_096 == 0 })
+        #expect(ranges.allSatisfy { $0.lowerBound >= header && $0.upperBound <= bytes.count })
+        let dropped = ranges.reduce(0) { $0 + $1.count }
+        #expect(dropped >= bytes.count - header - Int(PageWindow.span) - 16_384, "\(dropped) of \(bytes.count)")
+
+        // Point reads still publish their path, and read what was stored.
+        let value: Int64? = stored.value(forKey: 123_456)
+        #expect(value == Optional(Int64(370_368)), "\(String(describing: value))")
+        #expect(stored.nodesInMemory >= 2)
+    }
+
     @Test("a cursor given its region drops the pages of the rows it passed, in file order, never the last two rows")
     func cursorDropsPassedPages() throws {
         // Rows of 1 KiB one after the other over 20 MiB, from a file offset that is not page-aligned.
