@@ -72,7 +72,7 @@ struct JSONExporter {
         writeHeader(&out)
         var written = 0
         for table in tables where !table.schema.isEmbedded {
-            var cursor = snapshot.state.rowCursor(table.id)
+            var cursor = snapshot.state.rowCursor(table.id, releasingPagesOf: snapshot.region)
             var id: Int64 = 0
             let className = table.schema.name
             while let (_, location) = cursor.next() {

@@ -57,7 +57,10 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
 
     /// Iterates in order, without index lookups for all objects of a class.
     public func makeIterator() -> Iterator {
-        if query.isWholeTable { return Iterator(context: context, binding: binding, source: .rows(RowCursor(rows))) }
+        if query.isWholeTable {
+            let cursor = RowCursor(rows, releasingPagesOf: context.snapshot.region)
+            return Iterator(context: context, binding: binding, source: .rows(cursor))
+        }
         return Iterator(context: context, binding: binding, source: .keys(keys, 0))
     }
 
@@ -69,27 +72,36 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
         }
         let context: FrozenContext
         let binding: TableBinding?
-        var source: Source
+        /// The rows of the whole class, or nil when iterating `keys`. Not inside an enum: taking the cursor
+        /// out of an enum case and putting it back copies it (retaining what it holds) for every object.
+        private var rows: RowCursor?
+        private var keys: [ObjectKey]
+        private var index: Int
+
+        init(context: FrozenContext, binding: TableBinding?, source: Source) {
+            self.context = context
+            self.binding = binding
+            switch source {
+            case .rows(let cursor): (rows, keys, index) = (cursor, [], 0)
+            case .keys(let keys, let index): (rows, self.keys, self.index) = (nil, keys, index)
+            }
+        }
 
         /// The next frozen object, or nil at the end.
         public mutating func next() -> Frozen<Element>? {
             guard let binding else { return nil }
-            switch source {
-            case .rows(var cursor):
-                guard let row = cursor.next() else { return nil }
-                source = .rows(cursor)
+            if rows != nil {
+                guard let row = rows?.next() else { return nil }
                 return Frozen(context: context, binding: binding, key: row.key, location: row.location)
-            case .keys(let keys, var index):
-                while index < keys.count {
-                    let key = keys[index]
-                    index += 1
-                    source = .keys(keys, index)
-                    if let location = context.snapshot.state.rowLocation(binding.tableID, key) {
-                        return Frozen(context: context, binding: binding, key: key, location: location)
-                    }
-                }
-                return nil
             }
+            while index < keys.count {
+                let key = keys[index]
+                index += 1
+                if let location = context.snapshot.state.rowLocation(binding.tableID, key) {
+                    return Frozen(context: context, binding: binding, key: key, location: location)
+                }
+            }
+            return nil
         }
     }
 

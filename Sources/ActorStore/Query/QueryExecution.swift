@@ -226,7 +226,9 @@ struct QueryExecutor {
         let collect = locations != nil
         var found: [RowLocation] = []
         defer { if collect { locations = found } }
-        var cursor = store.state.rowCursor(table)
+        // A snapshot's scan drops the file's pages it passed (see RowCursor); a transaction's rows may be
+        // in its own buffers.
+        var cursor = store.state.rowCursor(table, releasingPagesOf: (store as? Snapshot)?.region)
         if let test = Self.rowOnly(node)?.test {
             // Every condition reads the object's own row: no scope, no recursion.
             while let row = cursor.next() {

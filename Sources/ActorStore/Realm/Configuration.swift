@@ -94,7 +94,9 @@ extension Realm {
         ///
         /// A file's indexes (object keys, primary keys, indexed properties, links) are read from the file as
         /// they are used, not at open. Past this limit, the newest version lets go of the nodes it loaded and
-        /// reads them again when needed; frozen values and other snapshots keep theirs until released.
+        /// reads them again when needed; frozen values and other snapshots keep theirs until released. Scans
+        /// (iterating all objects of a class, exports) keep what they load only while they have filled less
+        /// than an eighth of it; past that they load nodes for themselves and let them go as they move on.
         public var indexCacheLimit = 64 << 20
 
         /// Open by replaying the whole file and checking every checksum, instead of starting from its

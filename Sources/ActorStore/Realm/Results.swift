@@ -86,8 +86,12 @@ public struct Results<Element: Object>: RandomAccessCollection {
             return Iterator(context: context, binding: nil, source: .keys([], 0), locations: nil, stamp: 0)
         }
         if query.isWholeTable {
+            // Outside a write transaction, the rows are read from the snapshot's region: the cursor drops
+            // the pages it passed (see RowCursor).
+            let region = context.session == nil ? context.snapshot.region : nil
             return Iterator(
-                context: context, binding: binding, source: .rows(context.state.rowCursor(binding.tableID)),
+                context: context, binding: binding,
+                source: .rows(context.state.rowCursor(binding.tableID, releasingPagesOf: region)),
                 locations: nil, stamp: context.stamp)
         }
         let (keys, locations) = matches
@@ -103,29 +107,45 @@ public struct Results<Element: Object>: RandomAccessCollection {
         }
         let context: RealmContext
         let binding: TableBinding?
-        var source: Source
+        /// The rows of the whole class, or nil when iterating `keys`. Not inside an enum: taking the cursor
+        /// out of an enum case and putting it back copies it (retaining what it holds) for every object.
+        private var rows: RowCursor?
+        private var keys: [ObjectKey]
+        private var index: Int
         /// The rows of the keys of `source` at `stamp`, when the query scanned them (else looked up).
         let locations: [RowLocation]?
         let stamp: UInt64
 
+        init(
+            context: RealmContext, binding: TableBinding?, source: Source, locations: [RowLocation]?, stamp: UInt64
+        ) {
+            self.context = context
+            self.binding = binding
+            switch source {
+            case .rows(let cursor): (rows, keys, index) = (cursor, [], 0)
+            case .keys(let keys, let index): (rows, self.keys, self.index) = (nil, keys, index)
+            }
+            self.locations = locations
+            self.stamp = stamp
+        }
+
         /// The next object, or nil at the end.
         public mutating func next() -> Element? {
             guard let binding else { return nil }
-            switch source {
-            case .rows(var cursor):
-                guard let row = cursor.next() else { return nil }
-                source = .rows(cursor)
+            if rows != nil {
+                guard let row = rows?.next() else { return nil }
                 // Locations are valid only while nothing was written since iteration began.
                 return context.makeObject(binding, row.key, location: context.stamp == stamp ? row.location : nil)
                     as? Element
-            case .keys(let keys, let index):
-                guard index < keys.count else { return nil }
-                source = .keys(keys, index + 1)
-                // Locations are valid only while nothing was written since iteration began.
-                let location =
-                    context.stamp == stamp ? locations?[index] ?? context.location(binding.tableID, keys[index]) : nil
-                return context.makeObject(binding, keys[index], location: location) as? Element
             }
+            guard index < keys.count else { return nil }
+            let position = index
+            index += 1
+            // Locations are valid only while nothing was written since iteration began.
+            let location =
+                context.stamp == stamp
+                ? locations?[position] ?? context.location(binding.tableID, keys[position]) : nil
+            return context.makeObject(binding, keys[position], location: location) as? Element
         }
     }
 

@@ -251,7 +251,8 @@ extension StorageEngine {
             core.reservedEnd = newState.endOffset
             // The nodes of the old file's checkpoints stay readable through the old store (its mapping) by
             // the trees that still use them; the next checkpoint writes them into the new file.
-            core.nodeStore = NodeStore(region: copy.region, end: newState.endOffset, path: path)
+            core.nodeStore = NodeStore(
+                region: copy.region, end: newState.endOffset, path: path, cacheLimit: configuration.nodeCacheLimit)
             core.checkpoint = nil
             core.checkpointNodeBytes = 0
             if let directoryError { core.poisoned = Self.poison(path, directoryError) }

@@ -345,7 +345,8 @@ package final class StorageEngine: Sendable {
             let cipher = try cipher(for: header, key: configuration.encryptionKey, path: path)
             let region = mapped.reading(through: cipher)
             let fileBytes = region.bytes(at: 0, count: Int(size))
-            let nodeStore = NodeStore(region: region, end: size, path: path)
+            let nodeStore = NodeStore(
+                region: region, end: size, path: path, cacheLimit: configuration.nodeCacheLimit)
             var state = DatabaseState()
             var scanFrom = FileHeader.size
             var checkpoint: CheckpointMark?

@@ -211,6 +211,12 @@ extension PersistentBTree {
             PersistentBTree.resolved(children[index])
         }
 
+        /// Child `index`, as a scan reads it: loaded for the scan alone when scans have filled their share
+        /// of the node cache (see ``PersistentBTree/NodeSource/nodeForScan()``). Retained.
+        @inline(__always) func scanChild(at index: Int) -> Node {
+            PersistentBTree.resolvedForScan(children[index])
+        }
+
         /// For an internal node, the child whose key range contains `key`, unretained; `nil` for a leaf.
         @inline(__always) func childForLookup(_ key: Key) -> Unmanaged<Node>? {
             isLeaf ? nil : unretainedChild(at: childIndex(for: key))

@@ -53,6 +53,11 @@ package final class NodeStore: Sendable {
         var end: UInt64
         /// The first damaged node found, if any (see ``PersistentBTree/NodeSource``).
         var damage: StorageError?
+        /// The file's pages that nodes loaded for scans alone have passed (checkpoints write a tree's leaves
+        /// in key order, so a scan reads them in file order): without it a scan of a held version keeps the
+        /// whole tree's pages of the mapping resident (about 20 MiB for 1M rows). Shared by the scans of
+        /// the store: concurrent scans interleave, which starts the window again (only fewer drops).
+        var scanPages = PageWindow()
     }
     private let state: Mutex<State>
     /// An encrypted store's cipher: node bodies are then sealed units (see ``BTreeNodeFormat``).
@@ -62,12 +67,19 @@ package final class NodeStore: Sendable {
     private let loadedBytes = Atomic<Int>(0)
     /// Bytes loaded since the engine last dropped the loaded nodes (see ``takeLoadedSinceEviction()``).
     private let sinceEviction = Atomic<Int>(0)
+    /// How much of the node cache (estimated as ``cachedBytes`` counts) scans may fill: an eighth of the
+    /// cache's limit. Past it, a scan reads the nodes it has to load for itself alone (see
+    /// ``PersistentBTree/NodeSource/nodeForScan()``).
+    package let scanShare: Int
     package let path: String
 
-    package init(region: MappedRegion, end: UInt64, path: String) {
+    /// - Parameter cacheLimit: The engine's node cache limit (``StorageEngine/Configuration/nodeCacheLimit``),
+    ///   which sets ``scanShare``.
+    package init(region: MappedRegion, end: UInt64, path: String, cacheLimit: Int = 64 << 20) {
         state = Mutex(State(region: region, end: end, damage: nil))
         cipher = region.cipher
         self.path = path
+        scanShare = max(cacheLimit, 0) / 8
     }
 
     /// A larger mapping or a longer file (after appends): nodes written since can be read.
@@ -105,6 +117,10 @@ package final class NodeStore: Sendable {
     /// cache holds.
     package var cachedBytes: Int { sinceEviction.load(ordering: .relaxed) }
 
+    /// Whether a scan may keep the nodes it loads: the nodes loaded since the last eviction are under the
+    /// scans' share of the cache (``scanShare``). A hint: other threads load meanwhile.
+    var scanMayCache: Bool { sinceEviction.load(ordering: .relaxed) < scanShare }
+
     /// The memory (estimated) of the nodes loaded since the last call, which starts the count again.
     package func takeLoadedSinceEviction(ifOver limit: Int) -> Bool {
         guard sinceEviction.load(ordering: .relaxed) > limit else { return false }
@@ -114,9 +130,10 @@ package final class NodeStore: Sendable {
 
     /// Calls `body` with the node at `offset` (its body checked against its CRC), or records and returns the
     /// damage.
-    /// `base` is the file offset that the positions of the node's nodes record count from.
+    /// `base` is the file offset that the positions of the node's nodes record count from. `caching`: the
+    /// node will be published in the tree (and counts towards ``cachedBytes``), not read by a scan alone.
     func withNode<R>(
-        at offset: UInt64,
+        at offset: UInt64, caching: Bool = true,
         _ body: (_ kind: UInt8, _ count: Int, _ base: UInt64, _ body: UnsafeRawBufferPointer) -> R?
     ) -> Result<R, StorageError> {
         let (region, end) = state.withLock { ($0.region, $0.end) }
@@ -167,7 +184,14 @@ package final class NodeStore: Sendable {
         }
         loads.add(1, ordering: .relaxed)
         loadedBytes.add(Int(length) + BTreeNodeFormat.headerSize, ordering: .relaxed)
-        sinceEviction.add(Self.memoryEstimate(kind: kind, count: count, bytes: Int(length)), ordering: .relaxed)
+        if caching {
+            sinceEviction.add(Self.memoryEstimate(kind: kind, count: count, bytes: Int(length)), ordering: .relaxed)
+        } else if kind == BTreeNodeFormat.leafKind,
+            let passed = state.withLock({ $0.scanPages.read(at: offset, length: headerSize + length) })
+        {
+            // Leaves only: a parent lies after its children in the file, and a scan loads it first.
+            region.dropResidentPages(passed)
+        }
         return .success(result)
     }
 }
@@ -221,6 +245,31 @@ extension PersistentBTree {
             return load()
         }
 
+        /// The node as a scan (``PersistentBTree/Iterator``, ``PersistentBTree/forEach(from:inclusive:_:)``)
+        /// reads it, retained: as ``node()`` while the store's scans may still fill the cache
+        /// (``NodeStore/scanMayCache``). Past that, a node not loaded yet is decoded for the caller alone and
+        /// not published, so its memory goes as soon as the scan moves past it instead of staying with every
+        /// version that shares this source (a snapshot held for a whole scan would otherwise keep every
+        /// node of the tree). Its children are stubs of its own, so nothing under it is published either.
+        ///
+        /// Nothing published is ever taken back: readers that walk unretained pointers (``node()``) stay
+        /// valid for as long as they hold the tree.
+        func nodeForScan() -> Node {
+            let bits = loaded.load(ordering: .acquiring)
+            if bits != 0 {
+                return Unmanaged<Node>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+            }
+            if store.scanMayCache { return load().takeUnretainedValue() }
+            return decoder.load(self, caching: false)
+        }
+
+        /// The node if it was loaded (published) already; loads nothing.
+        var loadedNode: Node? {
+            let bits = loaded.load(ordering: .acquiring)
+            guard bits != 0 else { return nil }
+            return Unmanaged<Node>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+        }
+
         private func load() -> Unmanaged<Node> {
             let node = Unmanaged.passRetained(decoder.load(self))
             let bits = UInt(bitPattern: node.toOpaque())
@@ -246,8 +295,10 @@ extension PersistentBTree {
             self.decode = decode
         }
 
-        func load(_ source: NodeSource) -> Node {
-            let result = source.store.withNode(at: source.offset) { kind, count, base, body -> Node? in
+        /// `caching`: see ``NodeStore/withNode(at:caching:_:)``.
+        func load(_ source: NodeSource, caching: Bool = true) -> Node {
+            let result = source.store.withNode(at: source.offset, caching: caching) {
+                kind, count, base, body -> Node? in
                 guard count >= source.minimum else { return nil }
                 return decode(kind, count, base, body, source)
             }
@@ -289,6 +340,14 @@ extension PersistentBTree {
         return resolve(Unmanaged.passUnretained(node)).takeUnretainedValue()
     }
 
+    /// `node`, or for a stub the node it stands for as a scan reads it (see
+    /// ``NodeSource/nodeForScan()``), retained.
+    @inline(__always)
+    static func resolvedForScan(_ node: Node) -> Node {
+        guard let source = node.stubSource else { return node }
+        return Unmanaged<NodeSource>.fromOpaque(source.toOpaque())._withUnsafeGuaranteedRef { $0.nodeForScan() }
+    }
+
     /// A tree whose root is the node at `offset` in the file, with `count` entries; nothing is read
     /// until the tree is used.
     /// `bytes` is the size of the tree's nodes in the file.
@@ -298,6 +357,26 @@ extension PersistentBTree {
         root = Node.makeStub(
             NodeSource(offset: offset, entries: count, minimum: 1, bytes: bytes, store: store, decoder: decoder))
         self.count = count
+    }
+
+    /// The number of nodes the tree holds in memory: nodes not from the file, and nodes of the file loaded
+    /// and published into it (what the tree keeps alive, see ``NodeSource/nodeForScan()``). Loads nothing.
+    ///
+    /// - Complexity: O(nodes in memory).
+    package var nodesInMemory: Int {
+        guard let root else { return 0 }
+        return Self.nodesInMemory(under: root)
+    }
+
+    private static func nodesInMemory(under node: Node) -> Int {
+        if let source = node.stubSource {
+            let loaded = Unmanaged<NodeSource>.fromOpaque(source.toOpaque())._withUnsafeGuaranteedRef { $0.loadedNode }
+            return loaded.map { nodesInMemory(under: $0) } ?? 0
+        }
+        guard !node.isLeaf else { return 1 }
+        var total = 1
+        for index in 0..<node.count { total += nodesInMemory(under: node.children[index]) }
+        return total
     }
 
     /// The same entries, with every node that came from the file replaced by a fresh stub: the nodes

@@ -261,12 +261,15 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
     /// A secondary index keyed by `(value, objectKey)` visits all objects with value `v` by starting at
     /// `(v, .min)` and returning `false` at the first key whose value differs.
     ///
-    /// - Complexity: O(log n + k) for k visited entries; no allocation.
+    /// Nodes of the file it loads are kept as ``Iterator`` keeps them (past the scans' share of the node
+    /// cache, only while it visits them).
+    ///
+    /// - Complexity: O(log n + k) for k visited entries; no allocation but the nodes it loads.
     package func forEach(
         from lowerBound: Key?, inclusive: Bool, _ body: (Key, Value) throws -> Bool
     ) rethrows {
         guard let root else { return }
-        _ = try Self.visit(Self.resolved(root), from: lowerBound, inclusive: inclusive, body)
+        _ = try Self.visit(Self.resolvedForScan(root), from: lowerBound, inclusive: inclusive, body)
     }
 
     /// The recursive step of ``forEach(from:inclusive:_:)``; returns `false` once `body` asked to stop.
@@ -290,13 +293,13 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
         var child = 0
         if let lowerBound {
             child = node.childIndex(for: lowerBound)
-            guard try visit(node.child(at: child), from: lowerBound, inclusive: inclusive, body) else {
+            guard try visit(node.scanChild(at: child), from: lowerBound, inclusive: inclusive, body) else {
                 return false
             }
             child &+= 1
         }
         while child < node.count {
-            guard try visit(node.child(at: child), from: nil, inclusive: inclusive, body) else { return false }
+            guard try visit(node.scanChild(at: child), from: nil, inclusive: inclusive, body) else { return false }
             child &+= 1
         }
         return true
@@ -318,6 +321,11 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
     /// It holds strong references to every node on its current path. A node referenced from two places
     /// is never mutated in place, so the nodes it walks stay exactly as they were when it was created,
     /// whatever happens to the tree value meanwhile.
+    ///
+    /// Nodes of the file that it loads stay with the tree (the node cache) only while scans have not filled
+    /// their share of it; past that they are loaded for the iterator alone and released as it moves on
+    /// (``NodeSource/nodeForScan()``), so a scan of a held version needs about one path of nodes, not the
+    /// whole tree.
     package struct Iterator: IteratorProtocol {
         /// The internal nodes above the current leaf, root first, each with the index of the child
         /// being visited.
@@ -339,11 +347,11 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
             index = 0
             leafCount = 0
             guard let root else { return }
-            var node = PersistentBTree.resolved(root)
+            var node = PersistentBTree.resolvedForScan(root)
             path.reserveCapacity(8)
             while !node.isLeaf {
                 path.append((node, 0))
-                node = node.child(at: 0)
+                node = node.scanChild(at: 0)
             }
             enter(node)
         }
@@ -379,11 +387,11 @@ package struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @un
             while var top = path.popLast() {
                 top.child &+= 1
                 if top.child < top.node.count {
-                    var node = top.node.child(at: top.child)
+                    var node = top.node.scanChild(at: top.child)
                     path.append(top)
                     while !node.isLeaf {
                         path.append((node, 0))
-                        node = node.child(at: 0)
+                        node = node.scanChild(at: 0)
                     }
                     enter(node)
                     index = 1

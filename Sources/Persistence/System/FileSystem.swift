@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The engine's only door to the operating system's files.
 ///
 /// Every system call the engine makes (open, pread, pwrite, fsync/fdatasync, directory fsync, rename, unlink,
@@ -111,20 +117,43 @@ package final class MappedRegion: Sendable {
     /// sealed units that readers open (see ``StoreCipher``).
     package let cipher: StoreCipher?
     private let release: @Sendable () -> Void
+    /// Tells the system that the process is done with the pages of a page-aligned byte range for now (see
+    /// ``dropResidentPages(_:)``); nil where that means nothing (memory).
+    private let dropPages: (@Sendable (_ offset: Int, _ count: Int) -> Void)?
 
     package init(
-        base: UnsafeRawPointer, length: Int, cipher: StoreCipher? = nil, release: @escaping @Sendable () -> Void
+        base: UnsafeRawPointer, length: Int, cipher: StoreCipher? = nil,
+        dropPages: (@Sendable (_ offset: Int, _ count: Int) -> Void)? = nil, release: @escaping @Sendable () -> Void
     ) {
         self.base = base
         self.length = length
         self.cipher = cipher
+        self.dropPages = dropPages
         self.release = release
     }
 
     /// The same bytes, read through `cipher`; this region stays mapped while the new one lives.
     package func reading(through cipher: StoreCipher?) -> MappedRegion {
         guard let cipher else { return self }
-        return MappedRegion(base: base, length: length, cipher: cipher) { withExtendedLifetime(self) {} }
+        return MappedRegion(base: base, length: length, cipher: cipher, dropPages: dropPages) {
+            withExtendedLifetime(self) {}
+        }
+    }
+
+    /// The size of a memory page.
+    private static let pageSize = max(Int(sysconf(Int32(_SC_PAGESIZE))), 1)
+
+    /// Lets go of the resident pages that lie wholly inside `range` (`madvise(MADV_DONTNEED)` of a read-only
+    /// shared file mapping): they leave the process's resident memory and stay in the system's page cache,
+    /// and the next read of them maps them again, with the same bytes. So it is safe at any time, for any
+    /// reader, this one or another thread: it costs a re-read, never a wrong one. For long scans, which
+    /// would otherwise keep every page of the file they passed resident (see ``RowCursor``).
+    package func dropResidentPages(_ range: Range<Int>) {
+        guard let dropPages else { return }
+        let page = Self.pageSize
+        let start = (max(range.lowerBound, 0) + page - 1) / page * page
+        let end = min(range.upperBound, length) / page * page
+        if start < end { dropPages(start, end - start) }
     }
 
     deinit { release() }

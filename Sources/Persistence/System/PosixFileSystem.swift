@@ -90,9 +90,13 @@ package struct PosixFileSystem: FileSystem {
         }
         guard let pointer = mmap(nil, length, PROT_READ, MAP_SHARED, file.descriptor, 0), pointer != MAP_FAILED
         else { throw StorageError(errno: errno, operation: "Mapping", path: file.path, systemCall: "mmap") }
-        // Safety: the address is only used to call munmap once, when the region is released.
+        // Safety: the address is only used to call munmap once, when the region is released, and madvise on
+        // ranges inside the mapping before that (the region calls `dropPages` only while it is alive).
         nonisolated(unsafe) let address = pointer
-        return MappedRegion(base: UnsafeRawPointer(pointer), length: length) { _ = munmap(address, length) }
+        return MappedRegion(
+            base: UnsafeRawPointer(pointer), length: length,
+            dropPages: { offset, count in _ = madvise(address + offset, count, MADV_DONTNEED) }
+        ) { _ = munmap(address, length) }
     }
 
     package func rename(_ source: String, to destination: String) throws(StorageError) {
