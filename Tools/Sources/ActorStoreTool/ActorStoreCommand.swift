@@ -6,16 +6,16 @@ import Foundation
 ///
 /// Exit statuses: 0 success; 1 the operation failed (the file cannot be opened, a bad predicate, a bad
 /// document, a full disk): one line on standard error says why; 2 `verify` found damage (the line names
-/// its byte offset); 64 a bad command line (usage on standard error); 69 `watch`, which needs
-/// multi-process support. Progress of long operations goes to standard error, results to standard output.
+/// its byte offset); 64 a bad command line (usage on standard error). `watch` runs until interrupted (or
+/// `--count` commits). Progress of long operations goes to standard error, results to standard output.
 @main
 struct ActorStoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "actorstore",
-        abstract: "Inspect, query, export, import, verify and compact ActorStore realm files.",
+        abstract: "Inspect, query, export, import, verify, compact and watch ActorStore realm files.",
         discussion: """
             Works from the file's stored schema alone. Exit status: 0 success, 1 the operation failed, \
-            2 verify found damage, 64 bad command line, 69 not available yet (watch).
+            2 verify found damage, 64 bad command line.
             """,
         subcommands: [Info.self, Query.self, Export.self, Import.self, Verify.self, Compact.self, Watch.self])
 }
@@ -24,7 +24,6 @@ struct ActorStoreCommand: AsyncParsableCommand {
 enum Status {
     static let failure: Int32 = 1
     static let damaged: Int32 = 2
-    static let unavailable: Int32 = 69
 }
 
 /// Runs `body`, turning any error into one line on standard error and an exit status.

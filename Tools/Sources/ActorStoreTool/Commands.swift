@@ -173,17 +173,78 @@ struct Compact: AsyncParsableCommand {
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print change sets as other processes commit (not available yet).")
+        abstract: "Print what changes in a class as other processes commit, until interrupted.",
+        discussion: """
+            Opens the file read-only beside the process that writes it (the DocC article "Sharing a file \
+            between processes") and prints a line when a commit changes the objects of CLASS that match \
+            PREDICATE: the version, how many match, then one line per object inserted (+), deleted (-) or \
+            changed (~). Objects are told apart by primary key; a class without one is compared by its \
+            values, so a change shows as a deletion and an insertion.
+            """)
 
     @Argument(help: "The realm file.") var file: String
     @OptionGroup var encryption: EncryptionOptions
     @Argument(help: "The class to watch.") var className: String
-    @Argument(help: "A predicate.") var predicate: String?
+    @Argument(help: "A predicate (all objects without one).") var predicate: String?
+    @Option(help: "Stop after this many commits that changed the watched objects.") var count: Int?
 
     func run() async throws {
-        printError(
-            "actorstore: error: watch needs multi-process support (issue 20): a realm file is opened by one process "
-                + "at a time for now, so no other process can commit while actorstore watches it.")
-        throw ExitCode(Status.unavailable)
+        try await reportingErrors {
+            let realm = try await openRealm(file, readOnly: true, key: try encryption.key())
+            let (className, predicate) = (className, predicate)
+            let known = await realm.read { $0.schema.objectSchema.contains { $0.className == className } }
+            guard known else {
+                throw RealmError(.invalidValue, "'\(file)' has no class \(className).")
+            }
+            var previous = try await Self.matches(realm, className, predicate)
+            print(
+                "watching \(className)\(predicate.map { " where \($0)" } ?? ""): \(previous.count) object"
+                    + (previous.count == 1 ? "" : "s") + " at version \(await realm.statistics.version)")
+            fflush(nil)  // every stream: naming `stdout` is not concurrency-safe in Swift 6
+            var printed = 0
+            for await change in realm.changes {
+                if let count, printed >= count { break }
+                _ = await realm.refresh()
+                let current = try await Self.matches(realm, className, predicate)
+                let lines = Self.difference(from: previous, to: current)
+                previous = current
+                guard !lines.isEmpty else { continue }
+                print("version \(change.version): \(current.count) matching")
+                for line in lines { print("  \(line)") }
+                fflush(nil)  // every stream: naming `stdout` is not concurrency-safe in Swift 6
+                printed += 1
+                if let count, printed >= count { break }
+            }
+        }
+    }
+
+    /// The matching objects, by identity (the primary key, else the values) → their values.
+    static func matches(_ realm: Realm, _ className: String, _ predicate: String?) async throws -> [String: String] {
+        try await realm.read { realm -> [String: String] in
+            var results = realm.dynamicObjects(className)
+            if let predicate { results = try results.filter(predicate) }
+            let key = results.first?.objectSchema.primaryKeyProperty?.name
+            var out: [String: String] = [:]
+            for object in results {
+                let values = object.description
+                let identity = key.map { "\($0) = \(String(describing: object[$0] ?? "nil"))" } ?? values
+                out[identity, default: ""] += values
+            }
+            return out
+        }
+    }
+
+    /// One line per object inserted, deleted or changed, sorted by identity.
+    static func difference(from old: [String: String], to new: [String: String]) -> [String] {
+        var lines: [(String, String)] = []
+        for (identity, values) in new {
+            if let before = old[identity] {
+                if before != values { lines.append((identity, "~ \(values)")) }
+            } else {
+                lines.append((identity, "+ \(values)"))
+            }
+        }
+        for (identity, values) in old where new[identity] == nil { lines.append((identity, "- \(values)")) }
+        return lines.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }

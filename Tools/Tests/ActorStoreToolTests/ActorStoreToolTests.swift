@@ -1,8 +1,5 @@
 import ActorStore
 import Foundation
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Testing
 
 final class ToolDog: Object {
@@ -74,19 +71,11 @@ struct ToolRun {
             errors: String(decoding: errorData.value, as: UTF8.self))
     }
 
-    /// Returns once no process holds `path`'s lock: a realm closes its file asynchronously after its last
-    /// `Realm` is released (giving back the space it reserved ahead of its records), and the tool must not
-    /// open the file before that (a read-only open beside a closing writer can read past the file's end).
+    /// Returns once this process has closed `path`: a realm closes its file asynchronously after its last
+    /// `Realm` is released (writing its checkpoint, giving back the space it reserved ahead of its records),
+    /// and the tool, another process, must find it closed (compact refuses a file open elsewhere).
     func waitUntilClosed(_ path: String) async throws {
-        for _ in 0..<1_000 {
-            let descriptor = open(path, O_RDONLY)
-            guard descriptor >= 0 else { return }
-            let locked = flock(descriptor, LOCK_EX | LOCK_NB) == 0
-            close(descriptor)
-            if locked { return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        Issue.record("'\(path)' is still open after 5 s")
+        await Realm.waitUntilClosed(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: path)))
     }
 
     /// A directory with a realm of two dogs and their owner (closed again).
@@ -247,12 +236,76 @@ struct ToolRun {
         #expect(bad.errors.contains("64-byte key"), "\(bad.errors)")
     }
 
-    @Test func watchSaysItNeedsMultiProcessSupport() async throws {
-        let result = try run(["watch", "any.realm", "Dog"])
-        #expect(result.status == 69)
-        #expect(result.errors.contains("multi-process support (issue 20)"))
+    @Test func watchPrintsWhatAnotherProcessCommits() async throws {
+        let (directory, file) = try await makeRealm()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let executable = try #require(Self.executable, "build the actorstore product first (swift build)")
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["watch", file, "ToolDog", "age > 2", "--count", "2"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // The tool's standard output, line by line, as it comes.
+        let lines = Locked([String]())
+        let arrived = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            var pending = Data()
+            while case let chunk = output.fileHandleForReading.availableData, !chunk.isEmpty {
+                pending += chunk
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending = Data(pending[(newline + 1)...])
+                    lines.set(lines.value + [line])
+                    arrived.signal()
+                }
+            }
+            arrived.signal()
+        }
+        reader.start()
+        /// Waits (at most 30 s) until the tool printed `count` lines.
+        func awaitLines(_ count: Int) {
+            while lines.value.count < count, arrived.wait(timeout: .now() + 30) == .success {}
+        }
+        awaitLines(1)
+        #expect(
+            lines.value.first?.hasPrefix("watching ToolDog where age > 2: 2 objects at version ") == true,
+            "\(lines.value)")
+
+        // This process writes while the tool, another process, has the file open read-only.
+        let realm = try await Realm(
+            configuration: Realm.Configuration(
+                fileURL: URL(fileURLWithPath: file), objectTypes: [ToolDog.self, ToolPerson.self]))
+        try await realm.write { realm in
+            realm.objects(ToolDog.self).first { $0.name == "Rex" }?.age = 9
+            realm.create(ToolDog.self, value: ["name": "Max", "age": 5])
+        }
+        awaitLines(4)
+        // Not watched: Bella stays under 3. Then Fido leaves.
+        try await realm.write { realm in realm.objects(ToolDog.self).first { $0.name == "Bella" }?.age = 2 }
+        try await realm.write { realm in
+            if let fido = realm.objects(ToolDog.self).first(where: { $0.name == "Fido" }) { realm.delete(fido) }
+        }
+        awaitLines(6)
+        process.waitUntilExit()
+        let printed = lines.value
+        #expect(process.terminationStatus == 0)
+        #expect(printed.count == 6, "\(printed)")
+        guard printed.count == 6 else { return }
+        #expect(printed[1].hasSuffix(": 3 matching"), "\(printed[1])")
+        #expect(printed[2].hasPrefix("  + ") && printed[2].contains("Max"), "\(printed[2])")
+        #expect(printed[3].hasPrefix("  ~ ") && printed[3].contains("Rex") && printed[3].contains("9"), "\(printed[3])")
+        #expect(printed[4].hasSuffix(": 2 matching"), "\(printed[4])")
+        #expect(printed[5].hasPrefix("  - ") && printed[5].contains("Fido"), "\(printed[5])")
+
         let usage = try run(["query"])
         #expect(usage.status == 64)
+        let missing = try run(["watch", file, "Cat"])
+        #expect(missing.status == 1)
+        #expect(missing.errors.contains("no class Cat"), "\(missing.errors)")
     }
 }
 
