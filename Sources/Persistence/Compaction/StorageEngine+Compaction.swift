@@ -261,6 +261,7 @@ extension StorageEngine {
         fs.close(oldFile)
         if let oldLock { Self.closeLock(fs, oldLock) }
         if let directoryError { throw Self.poison(path, directoryError) }
+        publishDurableEnd(newState.endOffset)
     }
 }
 

@@ -294,6 +294,7 @@ extension StorageEngine {
                 }
                 return (Array(covered), [], nil, true, core.region)
             }
+            if error == nil { publishDurableEnd(target) }
             let published: [ChangeHub.Commit] = error != nil ? [] : ready.map(\.commit)
             let observers = hub.record(published, region: region)
             for commit in ready {

@@ -17,6 +17,9 @@ import Foundation
 /// record header at the end of what it knows, and replays the complete records after it. A record still
 /// being written (its checksum does not match yet) ends the replay; the next call tries again.
 ///
+/// Durability: the writer publishes where its durable records end in the lock file
+/// (``PresenceLock/publishDurableEnd(_:generation:)``) after each sync, and a reader replays nothing past it.
+///
 /// Safety against SIGBUS: bytes are read through the mapping only below a size this call just read with
 /// `fstat`, and the writer never shortens the file while another process has it open (it holds the
 /// ``PresenceLock`` exclusively to truncate, which this engine's shared hold prevents).
@@ -31,19 +34,24 @@ extension StorageEngine {
     }
 
     private func followFileLocked() throws(StorageError) {
-        let (file, region, start, state, closed) = core.withLock {
-            ($0.file, $0.region, $0.appendedEnd, $0.published, $0.isClosed)
+        let (file, region, start, state, closed, presence, generation) = core.withLock {
+            ($0.file, $0.region, $0.appendedEnd, $0.published, $0.isClosed, $0.presence, $0.header.generation)
         }
         guard !closed else { return }
-        let size = try fs.size(of: file)
-        guard size >= start + UInt64(Record.overhead) else { return }
+        let fileSize = try fs.size(of: file)
+        guard fileSize >= start + UInt64(Record.overhead) else { return }
         var current = region
-        if size > UInt64(region.length) {
-            current = try fs.map(file, length: Self.regionLength(for: size)).reading(through: region.cipher)
+        if fileSize > UInt64(region.length) {
+            current = try fs.map(file, length: Self.regionLength(for: fileSize)).reading(through: region.cipher)
         }
-        let fileBytes = current.bytes(at: 0, count: Int(size))
         // Fast path: nothing after what is known (reserved zeros, or the end of the file).
-        if fileBytes[Int(start)..<Int(start) + Record.headerSize].allSatisfy({ $0 == 0 }) { return }
+        if current.bytes(at: Int(start), count: Record.headerSize).allSatisfy({ $0 == 0 }) { return }
+        // Only what the writer made durable (it publishes where that ends): never a commit a power loss could
+        // take back. A writer that publishes nothing (an older version of ActorStore) is followed to the end
+        // of the file.
+        let size = min(fileSize, presence?.durableEnd(generation: generation) ?? fileSize)
+        guard size >= start + UInt64(Record.overhead) else { return }
+        let fileBytes = current.bytes(at: 0, count: Int(size))
         let cipher = current.cipher
         let scratch = ScratchRows()
         let path = self.path

@@ -282,6 +282,7 @@ package final class StorageEngine: Sendable {
     ///   `.permissionDenied`, `.unsupportedFormat`, `.diskFull`, `.ioFailure`.
     package static func open(_ configuration: Configuration) async throws(StorageError) -> StorageEngine {
         let engine = try await offload { () throws(StorageError) in try openSynchronously(configuration) }
+        engine.publishDurableEnd(engine.core.withLock { $0.durableEnd })
         // Like Realm, compaction on launch is skipped while another process has the file open: it would
         // replace the file under that process (see ``PresenceLock``).
         let othersHaveItOpen = engine.core.withLock { $0.presence?.othersHaveItOpen ?? false }
@@ -293,6 +294,15 @@ package final class StorageEngine: Sendable {
             }
         }
         return engine
+    }
+
+    /// Tells read-only engines in other processes where this writer's durable records end (see
+    /// ``PresenceLock/publishDurableEnd(_:generation:)``); `.max` with durability `.none`, which promises
+    /// nothing. At open, after each sync and after compaction.
+    func publishDurableEnd(_ end: UInt64) {
+        guard !configuration.readOnly else { return }
+        let (presence, generation) = core.withLock { ($0.presence, $0.header.generation) }
+        presence?.publishDurableEnd(configuration.durability == .none ? .max : end, generation: generation)
     }
 
     static func openSynchronously(_ configuration: Configuration) throws(StorageError) -> StorageEngine {

@@ -196,6 +196,61 @@ package final class PresenceLock: Sendable {
         return try body()
     }
 
+    // MARK: The durable end
+
+    /// Where the lock file holds the durable end (after the byte the record locks use).
+    private static let durableEndOffset: off_t = 8
+
+    /// Publishes, for read-only engines in other processes, where the store's durable records end: a
+    /// reader follows the writer's commits only up to it, so it never sees a commit the writer has not
+    /// made durable yet (one a power loss could take back). `end` is `UInt64.max` for a writer with
+    /// durability `.none` (it promises nothing: readers follow the file). Bytes 8..<32 of the lock file:
+    ///
+    /// ```text
+    ///  8  generation: u64 LE   the store file's generation (compaction makes a new one)
+    /// 16  end: u64 LE          the end of the durable records in that generation
+    /// 24  check: u64 LE        a hash of the two, so a torn read is told from a value
+    /// ```
+    /// One `pwrite(2)`; a failure is ignored (readers then see less, never more).
+    package func publishDurableEnd(_ end: UInt64, generation: UInt64) {
+        var words = (generation.littleEndian, end.littleEndian, Self.check(generation, end).littleEndian)
+        // Under the table's lock, and only while this hold lasts: the descriptor is closed (and its number
+        // may be reused) once the process's last holder released it.
+        Self.table.withLock { table in
+            guard let descriptor = table[path]?.descriptor, !released.withLock({ $0 }) else { return }
+            _ = withUnsafeBytes(of: &words) { bytes in
+                pwrite(descriptor, bytes.baseAddress, bytes.count, Self.durableEndOffset)
+            }
+        }
+    }
+
+    /// The durable end another process published for `generation` (see ``publishDurableEnd(_:generation:)``),
+    /// or nil when there is none for it: no writer of this version published one, or it is for another
+    /// generation of the file, or the bytes are torn or damaged.
+    package func durableEnd(generation: UInt64) -> UInt64? {
+        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let count = Self.table.withLock { table -> Int in
+            guard let descriptor = table[path]?.descriptor, !released.withLock({ $0 }) else { return 0 }
+            return withUnsafeMutableBytes(of: &words) { bytes in
+                pread(descriptor, bytes.baseAddress, bytes.count, Self.durableEndOffset)
+            }
+        }
+        let (stored, end, check) = (
+            UInt64(littleEndian: words.0), UInt64(littleEndian: words.1), UInt64(littleEndian: words.2)
+        )
+        guard count == 24, stored == generation, check == Self.check(stored, end) else { return nil }
+        return end
+    }
+
+    /// A mix of the generation and end (never 0 for a valid pair, so a lock file of zeros holds no value).
+    private static func check(_ generation: UInt64, _ end: UInt64) -> UInt64 {
+        var x = (generation &* 0x9E37_79B9_7F4A_7C15) ^ (end &+ 0x5851_F42D_4C95_7F2D)
+        x ^= x >> 31
+        x &*= 0xBF58_476D_1CE4_E5B9
+        x ^= x >> 29
+        return x | 1
+    }
+
     /// Gives this engine's hold up; the last holder of the process closes the lock file (releasing it).
     package func release() {
         guard

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import ActorStorePersistence
+
+/// A read-only engine follows a writer's commits only as far as the writer says they are durable (the end
+/// it publishes in the lock file after each sync): never a commit a power loss could still take back.
+@Suite struct FollowDurabilityTests {
+    private func directory() throws -> String {
+        let path = NSTemporaryDirectory() + "actorstore-follow-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    private func rows(_ engine: StorageEngine, _ table: TableID) throws -> Int {
+        try engine.snapshot().count(table)
+    }
+
+    @Test func aReaderFollowsOnlyWhatTheWriterPublishedAsDurable() async throws {
+        let directory = try directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/test.store"
+        let writer = try await StorageEngine.open(.init(path: path, durability: .full))
+        let (table, _) = try await writer.write { txn in try txn.createTable(Fixtures.kv) }
+        _ = try await writer.write { txn in try txn.insert(table, [.int(1), .string("a")]) }
+        let reader = try await StorageEngine.open(.init(path: path, readOnly: true))
+        #expect(try rows(reader, table) == 1)
+
+        // Each durable commit publishes its end: the reader follows.
+        _ = try await writer.write { txn in try txn.insert(table, [.int(2), .string("b")]) }
+        #expect(try rows(reader, table) == 2)
+        let (presence, generation, durable) = writer.core.withLock {
+            ($0.presence, $0.header.generation, $0.durableEnd)
+        }
+        let lock = try #require(presence, "a store on a real file system holds its presence lock")
+        #expect(lock.durableEnd(generation: generation) == durable)
+        #expect(lock.durableEnd(generation: generation + 1) == nil, "another generation's end is not this one's")
+
+        // A commit whose sync has not been published yet (as while its fsync runs) stays invisible, then
+        // appears once its end is published.
+        _ = try await writer.write { txn in try txn.insert(table, [.int(3), .string("c")]) }
+        let third = writer.core.withLock { $0.durableEnd }
+        lock.publishDurableEnd(durable, generation: generation)
+        #expect(try rows(reader, table) == 2, "a commit past the published durable end is not visible")
+        lock.publishDurableEnd(third, generation: generation)
+        #expect(try rows(reader, table) == 3)
+
+        await reader.close()
+        await writer.close()
+    }
+
+    @Test func aWriterWithoutDurabilityLetsReadersFollowTheFile() async throws {
+        let directory = try directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/test.store"
+        let writer = try await StorageEngine.open(.init(path: path, durability: .none))
+        let (table, _) = try await writer.write { txn in try txn.createTable(Fixtures.kv) }
+        let reader = try await StorageEngine.open(.init(path: path, readOnly: true))
+        for i in 0..<3 {
+            _ = try await writer.write { txn in try txn.insert(table, [.int(Int64(i)), .string("v")]) }
+            #expect(try rows(reader, table) == i + 1)
+        }
+        let (presence, generation) = writer.core.withLock { ($0.presence, $0.header.generation) }
+        #expect(presence?.durableEnd(generation: generation) == .max, "durability .none promises nothing")
+        await reader.close()
+        await writer.close()
+    }
+}
