@@ -47,6 +47,46 @@ struct PowerLossTests {
         #expect(checked >= wanted)
     }
 
+    /// A record starting 1 to 3 bytes before a sector boundary, whose first sector a power loss did not
+    /// write, keeps only those 1 to 3 zeros of its magic there while the rest of it, and a record after it,
+    /// reached the disk (found by `imagesRecover(.groupCommit)`: such an image did not open). Nothing
+    /// vouches for it, so it is a torn tail, not damage; zeros anywhere else in a header still are damage.
+    @Test(arguments: [1, 2, 3])
+    func aRecordTornInItsFirstBytesIsATornTail(_ zeros: Int) throws {
+        var file: [UInt8] = []
+        func record(_ count: Int) {
+            let payload = [UInt8](repeating: 7, count: count)
+            payload.withUnsafeBytes { Record.frame(kind: .commit, payload: $0, into: &file) }
+        }
+        record(1024 - zeros - Record.overhead)  // the next record starts `zeros` bytes before offset 1024
+        let torn = file.count
+        #expect(torn == 1024 - zeros)
+        record(100)
+        record(100)
+        for i in torn..<(torn + zeros) { file[i] = 0 }
+        let outcome = try file.withUnsafeBytes { bytes in
+            try LogScanner.scan(bytes, from: 0, path: "/db/test.store") { _ in }
+        }
+        #expect(outcome.validEnd == torn)
+        #expect(outcome.tornTailAt == torn)
+        #expect(outcome.discardedRecords == 1)
+
+        // The same zeros where the header does not cross a sector boundary: damage, not a torn write.
+        var damaged: [UInt8] = []
+        file = []
+        record(600)
+        let start = file.count
+        record(100)
+        record(100)
+        damaged = file
+        for i in start..<(start + zeros) { damaged[i] = 0 }
+        #expect(throws: StorageError.self) {
+            try damaged.withUnsafeBytes { bytes in
+                try LogScanner.scan(bytes, from: 0, path: "/db/test.store") { _ in }
+            }
+        }
+    }
+
     /// One store, one workload, images taken at random system calls, then each image checked.
     static func round(
         _ workload: Workload, seed: UInt64

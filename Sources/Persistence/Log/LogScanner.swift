@@ -121,7 +121,9 @@ package enum LogScanner {
                 o = end
             case (true, false):
                 let later = laterRecords(file, after: end - 1, damage: payloadEnd)
-                if later.vouched || (later.count > 0 && !hasUnwrittenSector(file, payloadEnd..<end)) {
+                if later.vouched
+                    || (later.count > 0 && !hasUnwrittenSector(file, payloadEnd..<end, atRecordStart: false))
+                {
                     throw corruption(path, payloadEnd, "a record footer is damaged")
                 }
                 try visit(try entry(file, o, header, payloadStart..<payloadEnd, path))
@@ -226,21 +228,27 @@ package enum LogScanner {
         return (count, false)
     }
 
-    /// Whether `range` (a record's bytes, clamped to the file) has a piece a crash left unwritten: the part
-    /// of some 512-byte sector that falls in `range` is all zero, where that part is a whole sector, or is at
-    /// least 4 bytes long and holds the range's first or last byte. A record's first 4 bytes are the magic
-    /// number and its last 4 a checksum, so a written record has no such piece but by a 2^-32 chance; a
-    /// header torn across a sector boundary with under 4 bytes in the lost sector is not recognised (it then
-    /// counts as damage: the safe direction).
-    private static func hasUnwrittenSector(_ file: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+    /// Whether `range` (a record's bytes, clamped to the file, starting at the record's first byte) has a
+    /// piece a crash left unwritten: the part of some 512-byte sector that falls in `range` is all zero,
+    /// where that part is a whole sector, or holds the range's first byte, or is at least 4 bytes long and
+    /// holds its last byte. A record's first 4 bytes are the magic number, none of whose bytes is zero, so a
+    /// written record never starts with a zero byte: a record starting 1 to 3 bytes before a sector boundary
+    /// whose first sector was lost (a power loss writes sectors, not bytes) is recognised by those 1 to 3
+    /// zeros. Its last 4 bytes are a checksum, so a written record ends with 4 zeros only by a 2^-32 chance.
+    /// `range` may also start inside a record (`atRecordStart` false): then the piece holding its first
+    /// byte needs 4 bytes, as the last one does.
+    private static func hasUnwrittenSector(
+        _ file: UnsafeRawBufferPointer, _ range: Range<Int>, atRecordStart: Bool = true
+    ) -> Bool {
         let sector = 512
         let top = min(range.upperBound, file.count)
         var block = range.lowerBound / sector * sector
         while block < top {
             let low = max(block, range.lowerBound)
             let high = min(block + sector, top)
-            let edge = (low == range.lowerBound || high == range.upperBound) && high - low >= 4
-            let counts = high - low == sector || edge
+            let first = low == range.lowerBound && (atRecordStart || high - low >= 4)
+            let last = high == range.upperBound && high - low >= 4
+            let counts = high - low == sector || first || last
             if counts && slice(file, low, high - low).allSatisfy({ $0 == 0 }) { return true }
             block += sector
         }
