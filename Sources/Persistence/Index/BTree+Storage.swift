@@ -59,7 +59,9 @@ package final class NodeStore: Sendable {
         /// the store: concurrent scans interleave, which starts the window again (only fewer drops).
         var scanPages = PageWindow()
     }
-    private let state: Mutex<State>
+    /// `Locked` (a pthread mutex), not `Mutex`: the thread sanitizer cannot see `Mutex`'s ordering on Linux,
+    /// and concurrent scans update `scanPages` under this lock (it reported them as races).
+    private let state: Locked<State>
     /// An encrypted store's cipher: node bodies are then sealed units (see ``BTreeNodeFormat``).
     package let cipher: StoreCipher?
     /// Nodes loaded from the file, and their bytes (statistics).
@@ -76,7 +78,7 @@ package final class NodeStore: Sendable {
     /// - Parameter cacheLimit: The engine's node cache limit (``StorageEngine/Configuration/nodeCacheLimit``),
     ///   which sets ``scanShare``.
     package init(region: MappedRegion, end: UInt64, path: String, cacheLimit: Int = 64 << 20) {
-        state = Mutex(State(region: region, end: end, damage: nil))
+        state = Locked(State(region: region, end: end, damage: nil))
         cipher = region.cipher
         self.path = path
         scanShare = max(cacheLimit, 0) / 8
