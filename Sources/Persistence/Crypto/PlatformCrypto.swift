@@ -157,6 +157,17 @@ package final class AESGCMKey: @unchecked Sendable {
                     tag: UnsafeRawBufferPointer(start: tag, count: PlatformCrypto.tagSize))
             }
         #else
+            guard count <= LibCrypto.maxUpdate else {
+                // Over 1 GiB (a crafted or damaged length): the general path, which feeds it in pieces.
+                var aad = aad.littleEndian
+                return try withUnsafeBytes(of: &aad) { (aad) throws(StorageError) in
+                    try open(
+                        UnsafeMutableRawBufferPointer(start: text, count: count),
+                        from: UnsafeRawBufferPointer(start: ciphertext, count: count),
+                        nonce: UnsafeRawBufferPointer(start: nonce, count: PlatformCrypto.nonceSize), aad: aad,
+                        tag: UnsafeRawBufferPointer(start: tag, count: PlatformCrypto.tagSize))
+                }
+            }
             let context = try takeDecryptor()
             defer { returnDecryptor(context) }
             switch library.openSmall(context, text, from: ciphertext, count: count, nonce: nonce, aad: aad, tag: tag) {
@@ -177,13 +188,7 @@ package final class AESGCMKey: @unchecked Sendable {
                 let bits = decryptors[index].exchange(0, ordering: .acquiringAndReleasing)
                 if let context = OpaquePointer(bitPattern: bits) { return context }
             }
-            var result: Result<OpaquePointer, StorageError> = .failure(StorageError(.ioFailure, "unreachable"))
-            key.withUnsafeBytes { key in
-                do throws(StorageError) {
-                    result = .success(try library.newContext(key: key, encrypting: false))
-                } catch { result = .failure(error) }
-            }
-            return try result.get()
+            return try newContext(encrypting: false)
         }
 
         /// Puts `context` back into an empty slot, or frees it when every slot is full.
@@ -208,6 +213,11 @@ package final class AESGCMKey: @unchecked Sendable {
             if let bits = pool.withLock({ $0.popLast() }), let context = OpaquePointer(bitPattern: bits) {
                 return context
             }
+            return try newContext(encrypting: encrypting)
+        }
+
+        /// A new context for this key.
+        private func newContext(encrypting: Bool) throws(StorageError) -> OpaquePointer {
             var result: Result<OpaquePointer, StorageError> = .failure(StorageError(.ioFailure, "unreachable"))
             key.withUnsafeBytes { key in
                 do throws(StorageError) {
@@ -271,7 +281,7 @@ package final class AESGCMKey: @unchecked Sendable {
         private static let gcmGetTag: Int32 = 0x10
         private static let gcmSetTag: Int32 = 0x11
         /// Updates are fed at most this many bytes at a time (the C API counts in `int`).
-        private static let maxUpdate = 1 << 30
+        static let maxUpdate = 1 << 30
 
         private static let loaded = Locked<Result<LibCrypto, StorageError>?>(nil)
 
@@ -402,7 +412,7 @@ package final class AESGCMKey: @unchecked Sendable {
             _ context: OpaquePointer, _ text: UnsafeMutableRawPointer, from input: UnsafeRawPointer, count: Int,
             nonce: UnsafeRawPointer, aad: UInt64, tag: UnsafeRawPointer
         ) -> SmallOpen {
-            precondition(count <= Self.maxUpdate)
+            // Callers pass at most `maxUpdate` bytes (``AESGCMKey/openSmall`` sends larger ones elsewhere).
             var unused: Int32 = 0
             var final: UInt8 = 0
             var aad = aad.littleEndian
