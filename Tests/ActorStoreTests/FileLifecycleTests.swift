@@ -67,4 +67,42 @@ import Testing
         #expect(await realm.read { $0.objects(Dog.self).count } == reopens)
         #expect(spawned.withLock { $0 } > 0)
     }
+
+    /// Once the close of a released engine has finished, the registry no longer lists it as closing: an
+    /// open that waited for that close goes ahead instead of looking again. Before, a separate task
+    /// removed the record after the close, and opens looped (without suspending) until it ran.
+    @Test func aFinishedCloseIsNoLongerListedAsClosing() async throws {
+        let config = configuration(temporaryRealmURL("listed.realm"))
+        for _ in 0..<20 {
+            var realm: Realm? = try await Realm(configuration: config)
+            try await realm!.write { $0.create(Dog.self, value: ["name": "Rex"]) }
+            let key = realm!.fileKey
+            realm = nil
+            for close in EngineRegistry.closeTasks(key) { await close.value }
+            #expect(!EngineRegistry.isClosing(key))
+        }
+    }
+
+    /// More tasks than the cooperative pool has threads, each reopening its own file right after releasing
+    /// it. Before the fix above, each reopen looped on the cooperative pool until a separate clean-up task
+    /// ran; with every pool thread in such a loop that task never ran, and the whole process stopped (CI's
+    /// `swift test` hung this way on a 2-core machine, every test waiting).
+    @Test func reopensOnEveryPoolThreadAtOnceAllFinish() async throws {
+        let loops = ProcessInfo.processInfo.activeProcessorCount + 2
+        let rounds = TestDepth.count("ACTORSTORE_REOPENS", long: 2_000, sampled: 100)
+        let total = try await withThrowingTaskGroup(of: Int.self) { group in
+            for loop in 0..<loops {
+                let config = configuration(temporaryRealmURL("pool-\(loop).realm"))
+                group.addTask {
+                    for round in 0..<rounds {
+                        let realm = try await Realm(configuration: config)
+                        try await realm.write { $0.create(Dog.self, value: ["name": "Dog \(round)"]) }
+                    }
+                    return try await Realm(configuration: config).read { $0.objects(Dog.self).count }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(total == loops * rounds)
+    }
 }

@@ -31,6 +31,8 @@ enum EngineRegistry {
         var entries: [String: Entry] = [:]
         /// The closing of the engines no realm uses any more, by key, until they are closed.
         var closing: [String: [ClosingEngine]] = [:]
+        /// The identifier of the last ``ClosingEngine``.
+        var lastClosingID: UInt64 = 0
         /// Tasks waiting in ``waitUntilClosed(_:)``, by key.
         var closeWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
 
@@ -41,9 +43,10 @@ enum EngineRegistry {
         }
     }
 
-    private final class ClosingEngine: Sendable {
+    /// A released engine being closed: its task closes the engine, then removes this record.
+    private struct ClosingEngine: Sendable {
+        let id: UInt64
         let task: Task<Void, Never>
-        init(_ task: Task<Void, Never>) { self.task = task }
     }
 
     private static let state = Locked(State())
@@ -180,17 +183,22 @@ enum EngineRegistry {
             state.entries[key] = nil
             guard let engine else { return state.idleWaiters(key) }
             // Registered in the same critical section that removes the entry, so no acquisition sees neither.
-            let closing = ClosingEngine(Task { await engine.close() })
-            state.closing[key, default: []].append(closing)
-            Task {
-                await closing.task.value
+            // The close task takes its own record out before it ends: whoever awaited it finds the record
+            // gone. (A separate clean-up task, as before, left a moment where the close was over and still
+            // listed; an open then looked again without suspending, and with every thread of the
+            // cooperative pool in such a loop the clean-up never ran and the process stopped.)
+            state.lastClosingID &+= 1
+            let id = state.lastClosingID
+            let task = Task {
+                await engine.close()
                 let idle = Self.state.withLock { state in
-                    state.closing[key]?.removeAll { $0 === closing }
+                    state.closing[key]?.removeAll { $0.id == id }
                     if state.closing[key]?.isEmpty == true { state.closing[key] = nil }
                     return state.idleWaiters(key)
                 }
                 for waiter in idle { waiter.resume() }
             }
+            state.closing[key, default: []].append(ClosingEngine(id: id, task: task))
             return []
         }
         for waiter in idle { waiter.resume() }
@@ -219,6 +227,14 @@ enum EngineRegistry {
             return true
         }
     }
+
+    /// The closes of `key`'s released engines that are under way (for tests).
+    static func closeTasks(_ key: String) -> [Task<Void, Never>] {
+        state.withLock { state in (state.closing[key] ?? []).map(\.task) }
+    }
+
+    /// Whether the registry lists a released engine of `key` as closing (for tests).
+    static func isClosing(_ key: String) -> Bool { state.withLock { $0.closing[key] != nil } }
 
     /// Whether any realm in this process has `key` open.
     static func isOpen(_ key: String) -> Bool { state.withLock { $0.entries[key] != nil } }
