@@ -692,6 +692,7 @@ private func auditInvalidateThenRead(_ realm: isolated Realm, other: Realm) asyn
         try await auditWriteCopyInsideATransaction(realm, to: url)
         var copyConfig = auditConfiguration()
         copyConfig.fileURL = url
+        copyConfig.encryptionKey = nil  // writeCopy without a key writes a plain copy
         let copy = try await Realm(configuration: copyConfig)
         let copied = await copy.read { $0.objects(AuditDog.self).map { "\($0.name) \($0.age)" } }
         #expect(copied == ["Committed 5", "Uncommitted 0"], "the copy has the transaction's changes so far")
@@ -711,6 +712,7 @@ private func auditInvalidateThenRead(_ realm: isolated Realm, other: Realm) asyn
         #expect(FileManager.default.fileExists(atPath: url.path), "the copy is a file on disk")
         var copyConfig = auditConfiguration()
         copyConfig.fileURL = url
+        copyConfig.encryptionKey = nil  // writeCopy without a key writes a plain copy
         let copy = try await Realm(configuration: copyConfig)
         let names = await copy.read { $0.objects(AuditDog.self).map(\.name) }
         #expect(names == ["Memory"])

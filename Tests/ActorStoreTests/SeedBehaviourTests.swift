@@ -1344,6 +1344,7 @@ private func resolveName(_ realm: isolated Realm, _ reference: ThreadSafeReferen
         #expect(FileManager.default.fileExists(atPath: copyURL.path))
         var copyConfig = config
         copyConfig.fileURL = copyURL
+        copyConfig.encryptionKey = nil  // writeCopy without a key writes a plain copy
         let copy = try await Realm(configuration: copyConfig)
         let summary = await copy.read { realm in
             [

@@ -97,7 +97,16 @@ func testConfiguration(_ types: [ObjectBase.Type]? = nil, durability: Realm.Dura
     var configuration = Realm.Configuration(fileURL: temporaryRealmURL())
     configuration.objectTypes = types
     configuration.durability = durability
+    configuration.encryptionKey = TestStorage.encryptionKey
     return configuration
+}
+
+/// The storage the object-layer suites run on: a plain file by default; an encrypted file with
+/// `ACTORSTORE_TEST_STORAGE=encrypted` (CI runs the suites both ways).
+enum TestStorage {
+    static let encrypted = ProcessInfo.processInfo.environment["ACTORSTORE_TEST_STORAGE"] == "encrypted"
+    /// The key every ``testConfiguration(_:durability:)`` carries when the suites run encrypted.
+    static let encryptionKey: Data? = encrypted ? Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }) : nil
 }
 
 /// A value behind an `NSLock` (which ThreadSanitizer understands; `Synchronization.Mutex` waits with raw
