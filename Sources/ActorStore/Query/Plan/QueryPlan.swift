@@ -219,7 +219,7 @@ indirect enum PlanNode {
     case between(PlanOperand, Value, Value, QueryQuantifier?)
 }
 
-/// A compiled test of a row (see `RowTests`).
+/// A compiled test of a row (see `RowTestCompiler`).
 ///
 /// A struct rather than a bare function type: `Optional` and `Array` hold a bare function value in its most
 /// general representation (its argument passed indirectly), so a closure taken out of one and called was
@@ -230,7 +230,7 @@ struct RowPredicate {
     init(_ test: @escaping (RowView) -> Bool) { self.test = test }
 }
 
-/// A compiled test of one row (see `RowTests`), with the comparison it came from (for index planning).
+/// A compiled test of one row (see `RowTestCompiler`), with the comparison it came from (for index planning).
 struct RowTest {
     let column: Int
     let scalar: ScalarType

@@ -97,7 +97,7 @@ struct QueryResolver {
         }
         try checkQuantifier(comparison.quantifier, lhs, lhsText)
         let node = PlanNode.compare(lhs, op, rhs, comparison.options, comparison.quantifier)
-        return RowTests.compile(node) ?? node
+        return RowTestCompiler.compile(node) ?? node
     }
 
     private func checkQuantifier(
