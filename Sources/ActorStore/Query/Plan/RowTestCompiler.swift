@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Every test here must agree exactly with the generic evaluation (`QueryValues.test`); the differential
 /// tests check both against plain Swift.
-enum RowTests {
+enum RowTestCompiler {
     /// A row test for `node`, or nil when it is not a single-column comparison with a constant.
     static func compile(_ node: PlanNode) -> PlanNode? {
         guard case .compare(.path(let path), let op, let rhs, let options, nil) = node, path.source == 0,

@@ -1,0 +1,76 @@
+import ActorStorePersistence
+import Foundation
+
+extension WriteSession {
+    /// The embedded objects row `key` owns through `columns`.
+    func embeddedChildren(
+        _ binding: TableBinding, _ key: ObjectKey, columns: [Int]
+    ) -> [(binding: TableBinding, key: ObjectKey)] {
+        var children: [(TableBinding, ObjectKey)] = []
+        for column in columns {
+            guard let ordinal = binding.columns.firstIndex(of: column),
+                let target = binding.info.properties[ordinal].kind.linkTarget,
+                let targetBinding = context.bindings.binding(for: target),
+                let value = try? transaction.value(binding.tableID, key, column: column)
+            else { continue }
+            switch value {
+            case .link(let child): children.append((targetBinding, child))
+            case .list(let items), .set(let items):
+                for case .link(let child) in items { children.append((targetBinding, child)) }
+            case .map(let entries):
+                for case .link(let child) in entries.map(\.value) { children.append((targetBinding, child)) }
+            default: break
+            }
+        }
+        return children
+    }
+
+    /// Deletes a managed object (and the embedded objects it owns).
+    func delete(_ object: ObjectBase) {
+        guard failure == nil else { return }
+        guard let managed = object._managed, managed.context === context else {
+            fail(
+                RealmError(
+                    .invalidObject,
+                    object._managed == nil
+                        ? "Can only delete an object from the Realm it belongs to: this one is unmanaged."
+                        : "Can only delete an object from the Realm it belongs to."))
+            return
+        }
+        guard transaction.contains(managed.table.tableID, managed.key) else {
+            fail(
+                RealmError(
+                    .invalidObject,
+                    "This \(managed.table.info.className) was already deleted; check isInvalidated before deleting."))
+            return
+        }
+        deleteRow(managed.table, managed.key)
+    }
+
+    /// Deletes the rows `keys` of `binding`'s table (and the embedded objects they own). A key deleted
+    /// meanwhile (an embedded object whose parent came first) is skipped.
+    func delete(_ keys: [ObjectKey], of binding: TableBinding) {
+        for key in keys {
+            guard failure == nil else { return }
+            deleteRow(binding, key)
+        }
+    }
+
+    /// Deletes row `key` and the embedded objects it owns; a row that is already gone is skipped.
+    func deleteRow(_ binding: TableBinding, _ key: ObjectKey) {
+        let children =
+            binding.embeddedLinkColumns.isEmpty
+            ? [] : embeddedChildren(binding, key, columns: binding.embeddedLinkColumns)
+        let deleted = run { () throws(StorageError) in try transaction.deleteIfPresent(binding.tableID, key) }
+        guard deleted == true else { return }
+        for child in children { deleteRow(child.binding, child.key) }
+    }
+
+    /// Deletes every object of every class.
+    func deleteAll() {
+        for table in transaction.state.tableIDs.values.sorted() {
+            guard failure == nil else { return }
+            _ = run { () throws(StorageError) in try transaction.deleteAll(table) }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import ActorStorePersistence
+import Foundation
+
+extension WriteSession {
+    // MARK: Updating and deleting
+
+    /// Sets one property of a managed object.
+    /// Sets one property of a managed object to the value `makeValue` encodes. While it encodes, embedded
+    /// objects already owned by exactly this property may be linked again (a list being reordered).
+    func set(_ object: ObjectBase, ordinal: Int, _ makeValue: (WriteSession) -> Value) {
+        guard let managed = object._managed else { return }
+        let saved = target
+        target = (managed.table.tableID, managed.key, managed.table.columns[ordinal])
+        let value = makeValue(self)
+        target = saved
+        update(object, ordinal: ordinal, value: value)
+    }
+
+    func update(_ object: ObjectBase, ordinal: Int, value: Value) {
+        guard failure == nil, let managed = object._managed else { return }
+        guard managed.context === context else {
+            fail(RealmError(.invalidObject, "This \(managed.table.info.className) belongs to another Realm actor."))
+            return
+        }
+        if let problem = context.joinProblems[ObjectIdentifier(managed.table.info.type)] {
+            fail(RealmError(.schemaMismatch, "\(managed.table.info.className) cannot be written: \(problem)."))
+            return
+        }
+        updateRow(managed.table, managed.key, [(managed.table.columns[ordinal], value)])
+    }
+
+    /// Updates columns of a row; embedded objects no longer referenced by it are deleted. With
+    /// `reportingUnchanged` (`update: .all`), columns given their current value are reported modified too.
+    func updateRow(
+        _ binding: TableBinding, _ key: ObjectKey, _ columns: [(column: Int, value: Value)],
+        reportingUnchanged: Bool = false
+    ) {
+        let owned = binding.embeddedLinkColumns.filter { c in columns.contains { $0.column == c } }
+        let before = owned.isEmpty ? [] : embeddedChildren(binding, key, columns: owned)
+        guard
+            run({ () throws(StorageError) in
+                try transaction.update(binding.tableID, key, columns, reportingUnchanged: reportingUnchanged)
+            }) != nil
+        else { return }
+        guard !before.isEmpty else { return }
+        let after = Set(embeddedChildren(binding, key, columns: owned).map(\.key))
+        for child in before where !after.contains(child.key) { deleteRow(child.binding, child.key) }
+    }
+
+    // MARK: Set-based writes
+
+    /// Sets the property `name` of the rows `keys` of `binding`'s table to `value` (Realm's
+    /// `Results.setValue(_:forKey:)`): converted and validated once, then written row by row, with no object
+    /// made. Embedded objects are copied for each row (each has one parent). A bad name or value is
+    /// recorded as the transaction's failure (`.invalidValue`), and nothing is written.
+    func setValue(_ value: Any?, forKey name: String, keys: [ObjectKey], of binding: TableBinding) {
+        guard failure == nil else { return }
+        let info = binding.info
+        if let problem = context.joinProblems[ObjectIdentifier(info.type)] {
+            fail(RealmError(.schemaMismatch, "\(info.className) cannot be written: \(problem)."))
+            return
+        }
+        guard let property = info.storedProperties.first(where: { $0.name == name }) else {
+            let linking = info.properties.contains { $0.name == name }
+            fail(
+                RealmError(
+                    .invalidValue,
+                    linking
+                        ? "setValue(_:forKey:) can't set '\(name)': LinkingObjects are computed from the links to the "
+                            + "object; set the link on the other side instead."
+                        : "setValue(_:forKey:) failed: '\(name)' is not a property of \(info.className)."))
+            return
+        }
+        guard !property.options.primaryKey else {
+            fail(
+                RealmError(
+                    .invalidValue,
+                    "setValue(_:forKey:) can't change the primary key '\(name)' of \(info.className) objects: delete "
+                        + "them and add new ones instead."))
+            return
+        }
+        let column = binding.columns[property.ordinal]
+        guard column >= 0 else { return }
+        let given: Any = value ?? NSNull()
+        // Embedded objects have one parent: each row gets its own copy, made per row.
+        let perRow = property.kind.linkTarget.map { context.info(for: $0).isEmbedded } ?? false
+        func convert() -> Value? {
+            switch nestedLinks(property, given, update: .error) {
+            case .value(let value): return value
+            case .invalid: break
+            case .notNested:
+                if let converted = property.accessor.fromAny(given) {
+                    return property.accessor.encode(converted, _Encoder(session: self))
+                }
+            }
+            if failure == nil {
+                fail(
+                    RealmError(
+                        .invalidValue,
+                        "setValue(_:forKey:) failed: '\(name)' expects \(property.kind.swiftType), got "
+                            + "\(Swift.type(of: given)) \(given)."))
+            }
+            return nil
+        }
+        let shared = perRow ? nil : convert()
+        guard perRow || shared != nil else { return }
+        for key in keys {
+            guard failure == nil else { return }
+            // A row an earlier one's cascade deleted (an embedded object of this query) is skipped.
+            guard transaction.state.tables.rowLocation(binding.tableID, key) != nil else { continue }
+            if let shared {
+                updateRow(binding, key, [(column, shared)])
+                continue
+            }
+            let saved = target
+            target = (binding.tableID, key, column)
+            let value = convert()
+            target = saved
+            guard let value else { return }
+            updateRow(binding, key, [(column, value)])
+        }
+    }
+}

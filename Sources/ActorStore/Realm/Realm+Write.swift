@@ -1,0 +1,168 @@
+import ActorStorePersistence
+import Foundation
+
+extension Realm {
+    // MARK: Writes
+
+    /// Runs `block` in a write transaction and commits it; if `block` throws, or an operation inside it
+    /// failed, nothing is committed and the error is thrown.
+    ///
+    /// The block runs isolated to the realm, so live objects can be used freely inside it:
+    /// ```swift
+    /// try await realm.write { realm in
+    ///     let rex = realm.create(Dog.self, value: ["name": "Rex"])
+    ///     rex.age += 1
+    /// }
+    /// ```
+    /// Returns the block's value, which must be `Sendable` (a count, a frozen object) — a live object
+    /// cannot leave the actor.
+    /// - Throws: the block's error, or a ``RealmError`` recorded by an operation (a duplicate primary key,
+    ///   an invalid value) or raised by the commit (`diskFull`, `ioFailure`, `poisoned`).
+    @discardableResult
+    public func write<Result: Sendable>(_ block: @Sendable (isolated Realm) throws -> Result) async throws -> Result {
+        try await performWrite(block)
+    }
+
+    /// Runs `block` in a write transaction and commits it (the form for blocks without a result, such as
+    /// `realm.write { $0.create(Dog.self, value: ["name": "Rex"]) }`, whose value is discarded).
+    public func write(_ block: @Sendable (isolated Realm) throws -> Void) async throws {
+        try await performWrite(block)
+    }
+
+    private func performWrite<Result>(_ block: (isolated Realm) throws -> Result) async throws -> Result {
+        try await beginWrite()
+        let session = context.session
+        let result: Result
+        do {
+            result = try block(self)
+        } catch {
+            if session != nil, context.session === session { cancelWrite() }
+            throw error
+        }
+        // The block may have ended the transaction itself (cancelWrite(), invalidate()).
+        if session != nil, context.session === session { try await commitWrite() }
+        return result
+    }
+
+    /// Whether a write transaction is open on this realm.
+    public var isInWriteTransaction: Bool { context.session != nil }
+
+    /// Starts a write transaction, first waiting for any other writer on the file and advancing to the
+    /// newest version. End it with ``commitWrite()`` or ``cancelWrite()``.
+    ///
+    /// Calling it again from the same task before ending the transaction is a programmer error (it
+    /// stops the program); another task waits for the transaction to end.
+    /// - Important: Each `await` before ``commitWrite()`` lets other calls on this actor run in the middle of
+    ///   the transaction (actors are reentrant). Prefer ``write(_:)->_``, whose block is synchronous.
+    /// - Throws: `RealmError.readOnly`, `.closed`, `.poisoned`.
+    public func beginWrite() async throws {
+        if configuration.readOnly {
+            throw RealmError(
+                .readOnly, "This realm was opened with readOnly: open it with readOnly = false to change it.")
+        }
+        let task = Self.currentTaskID()
+        while let session = context.session {
+            precondition(
+                session.owner == nil || session.owner != task,
+                "The Realm is already in a write transaction: commit or cancel it before beginning another.")
+            await withCheckedContinuation { transactionWaiters.append($0) }
+        }
+        let transaction: WriteTransaction
+        do {
+            transaction = try await context.engine.beginWrite()
+        } catch {
+            resumeNextWaiter()
+            throw RealmError(error)
+        }
+        if context.session != nil {
+            // Another task began a transaction on this actor while we waited for the engine; queue again.
+            transaction.rollback()
+            try await beginWrite()
+            return
+        }
+        context.session = WriteSession(context: context, transaction: transaction, owner: task)
+        if context.snapshot.version < transaction.state.version { context.invalidateLocations() }
+        context.rebind()
+    }
+
+    /// Commits the open write transaction: when it returns, the changes are durable (per the
+    /// configuration's durability) and visible to every realm on the file.
+    /// - Throws: a ``RealmError`` recorded by an operation of the transaction (then nothing is committed),
+    ///   or one raised by the commit (`diskFull`, `ioFailure`: nothing committed; `poisoned`: reopen).
+    public func commitWrite() async throws {
+        let session = ownSession(for: "commitWrite()")
+        context.session = nil
+        context.invalidateLocations()
+        if session.failure == nil, let limit = configuration.maximumNumberOfActiveVersions,
+            context.versionsPinnedByOthers() >= Int(clamping: limit)
+        {
+            session.fail(
+                RealmError(
+                    .tooManyVersions,
+                    "\(context.engine.statistics.pinnedVersions) versions are pinned (the limit, "
+                        + "maximumNumberOfActiveVersions, is \(limit)), so this commit could not be read back. "
+                        + "Release frozen values, snapshots and ThreadSafeReferences you no longer need, or raise the "
+                        + "limit. Nothing was committed."))
+        }
+        if let failure = session.failure {
+            session.transaction.rollback()
+            context.advance()
+            context.rebind()
+            resumeNextWaiter()
+            throw failure
+        }
+        do {
+            try await session.transaction.commit()
+        } catch {
+            context.advance()
+            context.rebind()
+            resumeNextWaiter()
+            throw RealmError(error)
+        }
+        // The commit is acknowledged: the realm must see it, even past the version limit (checked above).
+        context.advance(ignoringLimit: true)
+        context.rebind()
+        resumeNextWaiter()
+        // A commit may complete without suspending (durability `.none`, or a lone commit that polled for
+        // its sync), so a loop of writes could hold its thread as a loop of reads does (see `read`): give it
+        // up once per time slice, as a writer waiting for a thread (readers of the file give theirs up at
+        // once, so it runs again soon).
+        if isTurnOver(now: DispatchTime.now().uptimeNanoseconds) { await engine.yieldWriter() }
+    }
+
+    /// Discards everything the open write transaction did. Objects it added become invalidated; objects it
+    /// deleted are valid again, the same instances (see ``ObjectBase/isInvalidated``).
+    public func cancelWrite() {
+        let session = ownSession(for: "cancelWrite()")
+        context.session = nil
+        session.transaction.rollback()
+        context.invalidateLocations()
+        // Stay at (at least) the version the transaction started from: objects read in it stay valid.
+        context.advance()
+        context.rebind()
+        resumeNextWaiter()
+    }
+
+    /// The open write transaction, which the current task must own: ending another task's transaction
+    /// (while that task is suspended inside it, say in an `await`) is a programmer error.
+    private func ownSession(for call: String) -> WriteSession {
+        guard let session = context.session else {
+            preconditionFailure("\(call) was called without a write transaction: call beginWrite() first.")
+        }
+        if let owner = session.owner {
+            precondition(
+                owner == Self.currentTaskID(),
+                "\(call) was called from a task that did not begin the open write transaction: another task "
+                    + "opened it with beginWrite() and only that task may end it.")
+        }
+        return session
+    }
+
+    private func resumeNextWaiter() {
+        if !transactionWaiters.isEmpty { transactionWaiters.removeFirst().resume() }
+    }
+
+    static func currentTaskID() -> Int? {
+        withUnsafeCurrentTask { $0?.hashValue }
+    }
+}
