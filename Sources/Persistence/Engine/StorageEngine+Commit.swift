@@ -303,6 +303,9 @@ extension StorageEngine {
             }
             let published: [ChangeHub.Commit] = error != nil ? [] : ready.map(\.commit)
             let observers = hub.record(published, region: region)
+            // Idle: the writer lock of every process goes now, before the committers are resumed (a serial
+            // writer's next `beginWrite` would otherwise meet this thread holding the write lock to check).
+            if !again { releaseWriterLockIfIdle() }
             for commit in ready {
                 commit.waiter.complete(error.map { .failure($0) } ?? .success(commit.result))
             }
@@ -312,10 +315,7 @@ extension StorageEngine {
                 considerAutoCompaction()
                 considerCheckpoint()
             }
-            if !again {
-                releaseWriterLockIfIdle()
-                return ready.count == 1
-            }
+            if !again { return ready.count == 1 }
         }
     }
 

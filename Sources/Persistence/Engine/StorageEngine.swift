@@ -824,13 +824,23 @@ package final class StorageEngine: Sendable {
         try makeSnapshot(replacing: solePin(&old), ignoringLimit: ignoringLimit)
     }
 
+    /// Catches up with the commits of other processes: a read-only engine follows the file, a writable one
+    /// the other writers' durable commits (see ``followOtherWriters()``).
+    func followOtherProcesses() {
+        if configuration.readOnly { followFile() } else { followOtherWriters() }
+    }
+
     /// The number of versions pinned, not counting `own`'s when it holds the only pin of its version.
     package func pinnedVersions(besides own: inout Snapshot) -> Int {
         pins.count(excludingSolePinOf: solePin(&own))
     }
 
-    private func makeSnapshot(replacing: Version?, ignoringLimit: Bool = false) throws(StorageError) -> Snapshot {
-        if configuration.readOnly { followFile() } else { followOtherWriters() }
+    /// - Parameter following: catch up with other processes' commits first; never while the change hub's
+    ///   lock is held (catching up records the commits there).
+    private func makeSnapshot(
+        replacing: Version?, ignoringLimit: Bool = false, following: Bool = true
+    ) throws(StorageError) -> Snapshot {
+        if following { followOtherProcesses() }
         let (state, region, closed) = core.withLock { core in
             core.evictIfOver(configuration.nodeCacheLimit)
             return (core.published, core.region, core.isClosed)
@@ -869,7 +879,7 @@ package final class StorageEngine: Sendable {
     /// a new snapshot to let go of the nodes it loaded: how a realm that only reads stays within
     /// ``Configuration/nodeCacheLimit``. Drops the loaded nodes first when they are over that limit.
     package func newestVersionAndCacheEpoch() -> (version: Version, epoch: UInt64) {
-        if configuration.readOnly { followFile() } else { followOtherWriters() }
+        followOtherProcesses()
         return core.withLock { core in
             core.evictIfOver(configuration.nodeCacheLimit)
             return (core.published.version, core.cacheEpoch)
@@ -905,7 +915,11 @@ package final class StorageEngine: Sendable {
         if !configuration.readOnly {
             // The checkpoint appends: under the writer lock of every process, caught up first.
             let locked = (try? await lockFileWriter()) != nil
-            if locked { try? await writeCheckpoint(holdingWriteLock: true, syncing: true) }
+            if locked {
+                try? await writeCheckpoint(holdingWriteLock: true, syncing: true)
+                // The checkpoint's records are synced: the next writer elsewhere need not sync them again.
+                publishDurableEnd(core.withLock { $0.syncedEnd })
+            }
         }
         core.withLock { core in
             if !core.isClosed {
@@ -943,8 +957,10 @@ package final class StorageEngine: Sendable {
     {
         // A read-only engine learns of other processes' commits by looking: a thread looks for its observers.
         startFollowing()
+        // Caught up here, not in the snapshot taken under the hub's lock (catching up records in the hub).
+        followOtherProcesses()
         let (subscription, snapshot, caughtUp) = hub.subscribe(tables: tables, after: after) {
-            try? makeSnapshot(replacing: nil, ignoringLimit: true)
+            try? makeSnapshot(replacing: nil, ignoringLimit: true, following: false)
         }
         guard let snapshot else {
             subscription.cancel()

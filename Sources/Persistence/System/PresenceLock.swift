@@ -15,6 +15,9 @@
 /// ```text
 ///  <store>.lock   byte 0: fcntl record lock   shared    every open engine of every process
 ///                                             exclusive delete, compaction, truncation (never waited for)
+///                 byte 1: fcntl record lock   exclusive the writer of every process that appends now
+///                                                       (see lockWriter(waiting:); waited for off the pool)
+///                 bytes 8-31: the durable end (see publishDurableEnd; read through a mapping by writers)
 /// ```
 ///
 /// Why `fcntl` record locks and not `flock`: a record lock belongs to the process and is not inherited by
