@@ -144,3 +144,76 @@ func runObserve(path: String, target: Int) async throws {
     }
     emit("OBSERVED")
 }
+
+/// `race <file> <writer> <n>`: one of several writer processes on one file. Commits n transactions, each of
+/// two `Commit` objects (ids `writer * 1,000,000 + i` and that + 500,000, both with seq = the number of
+/// transactions the file held when the transaction began, plus one), printing `ACK <id> <seq>` after each
+/// durable commit; after each, reads and checks that it sees at least its own commit (`BAD …` and exit 1
+/// if not). Then prints `DONE`, waits until stdin ends (all writers are done), refreshes and prints `FINAL
+/// <summary>` (see ``raceSummary(_:)``). With n = 0 it is a checker: prints `ROW <id> <seq>` for each
+/// transaction, then the summary.
+func runRace(path: String, writer: Int, count: Int) async throws -> Int32 {
+    let realm = try await Realm(configuration: sharedConfiguration(path))
+    emit("START")
+    var lastSeen = 0
+    for i in stride(from: 1, through: count, by: 1) {
+        let id = writer * 1_000_000 + i
+        let seq = try await realm.write { realm -> Int in
+            let seq = realm.objects(Commit.self).count / 2 + 1
+            realm.create(Commit.self, value: ["id": id, "seq": seq, "stream": writer])
+            realm.create(Commit.self, value: ["id": id + 500_000, "seq": seq, "stream": writer])
+            return seq
+        }
+        emit("ACK \(id) \(seq)")
+        let seen = await realm.read { $0.objects(Commit.self).count / 2 }
+        if seen < seq || seen < lastSeen {
+            emit("BAD read \(seen) transactions after committing seq \(seq) (saw \(lastSeen) before)")
+            return 1
+        }
+        lastSeen = seen
+    }
+    emit("DONE")
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread.detachNewThread {
+            var byte: UInt8 = 0
+            while read(0, &byte, 1) > 0 {}
+            continuation.resume()
+        }
+    }
+    _ = await realm.refresh()
+    if count == 0 {
+        let rows = await realm.read { realm in
+            realm.objects(Commit.self).filter { $0.id % 1_000_000 < 500_000 }.map { ($0.id, $0.seq) }
+        }
+        for (id, seq) in rows { emit("ROW \(id) \(seq)") }
+    }
+    let summary = await realm.read { raceSummary($0) }
+    emit("FINAL \(summary)")
+    return 0
+}
+
+/// `<transactions> <checksum> <problems>` of a race file: the checksum mixes every (id, seq) in id order;
+/// problems lists what breaks the rules (a transaction's twin missing, seqs not exactly 1...transactions,
+/// or `ok`).
+func raceSummary(_ realm: isolated Realm) -> String {
+    let commits = realm.objects(Commit.self).map { ($0.id, $0.seq) }.sorted { $0.0 < $1.0 }
+    var problems: [String] = []
+    let ids = Set(commits.map(\.0))
+    var seqs: [Int] = []
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for (id, seq) in commits {
+        hash = (hash ^ UInt64(id)) &* 0x100_0000_01b3
+        hash = (hash ^ UInt64(seq)) &* 0x100_0000_01b3
+        let low = id % 1_000_000
+        if low < 500_000 {
+            seqs.append(seq)
+            if !ids.contains(id + 500_000) { problems.append("twin of \(id) missing") }
+        } else if !ids.contains(id - 500_000) {
+            problems.append("twin of \(id) missing")
+        }
+    }
+    if seqs.sorted() != Array(stride(from: 1, through: seqs.count, by: 1)) {
+        problems.append("seqs are not 1...\(seqs.count)")
+    }
+    return "\(seqs.count) \(hash) \(problems.isEmpty ? "ok" : problems.prefix(3).joined(separator: ","))"
+}

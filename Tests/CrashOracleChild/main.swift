@@ -20,11 +20,12 @@ import Foundation
 //       `VERIFY <json>` (see `VerifySummary`); exit status 0 when it holds, 1 when not, 2 if it cannot open.
 //   actorstore-crash-child migrate-prepare | migrate | migrate-check <file> ...
 //       A migration killed part-way (see Migrate.swift).
-//   actorstore-crash-child commits | follow | observe | hold | manage <file> ...
+//   actorstore-crash-child commits | follow | observe | hold | manage | race <file> ...
 //       Several processes on one file (see Sharing.swift).
 //   actorstore-crash-child tryopen <file>
-//       Opens the store read-write while another process has it: prints `TRYOPEN refused alreadyOpen`
-//       (exit 0), `TRYOPEN opened` (exit 1: a second writer) or `TRYOPEN error <error>` (exit 2).
+//       Opens the store read-write while another process writes it (recovering under the writer lock of
+//       every process, beside that writer): prints `TRYOPEN opened` (exit 0), `TRYOPEN refused alreadyOpen`
+//       (exit 1) or `TRYOPEN error <error>` (exit 2).
 //
 // Every line is written with one `write` to stdout, unbuffered, so a line printed is a line the parent
 // reads even when the child is killed right after.
@@ -116,15 +117,25 @@ case "manage":
         await runManage(
             path: path, operation: arguments.count > 3 ? arguments[3] : "",
             source: arguments.count > 4 ? arguments[4] : nil))
+case "race":
+    do {
+        exit(
+            try await runRace(
+                path: path, writer: arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1,
+                count: arguments.count > 4 ? Int(arguments[4]) ?? 0 : 0))
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
 case "tryopen":
     do {
         let realm = try await Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: path)))
         emit("TRYOPEN opened")
         _ = realm
-        exit(1)
+        exit(0)
     } catch let error as RealmError where error.code == .alreadyOpen {
         emit("TRYOPEN refused alreadyOpen")
-        exit(0)
+        exit(1)
     } catch {
         emit("TRYOPEN error \(describe(error))")
         exit(2)

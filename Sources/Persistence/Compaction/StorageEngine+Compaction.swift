@@ -153,6 +153,7 @@ extension StorageEngine {
         // Compaction renames a new file over the store: never under another process that has it open
         // (checked again, for real, around the rename).
         if core.withLock({ $0.presence?.othersHaveItOpen ?? false }) { throw PresenceLock.openElsewhere(path) }
+        let foreignCatchUps = core.withLock { $0.foreignCatchUps }
         let snapshot = try snapshot()
         let header = core.withLock { $0.header }
         let fs = self.fs
@@ -192,9 +193,18 @@ extension StorageEngine {
         }
         var copy = built
         // Phase 3, under the write lock.
-        await writeLock.lock()
-        defer { writeLock.unlock() }
+        do throws(StorageError) { try await lockWriter() } catch {
+            copy.discard()
+            throw error
+        }
+        defer { unlockWriter() }
         await waitUntilSynced()
+        // Another process opened the file and wrote meanwhile (then closed it, or the rename below would be
+        // refused): its records are not in the copy, which is abandoned.
+        if core.withLock({ $0.foreignCatchUps }) != foreignCatchUps {
+            copy.discard()
+            throw PresenceLock.openElsewhere(path)
+        }
         let (region, end, oldFile, problem) = core.withLock { core in
             (
                 core.region, core.tip.endOffset, core.file,
@@ -211,7 +221,7 @@ extension StorageEngine {
             // The copy replaces the store: it keeps the store's permissions (and owner, as root).
             try fs.copyPermissions(from: oldFile, to: copy.file)
             try fs.sync(copy.file)
-            newLock = try Self.lockedDescriptor(fs, temporary)
+            newLock = try Self.lockedDescriptor(fs, temporary, shared: core.withLock { $0.presence != nil })
         } catch {
             copy.discard()
             throw error

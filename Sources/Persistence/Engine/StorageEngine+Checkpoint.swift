@@ -105,16 +105,16 @@ extension StorageEngine {
                 kind: .nodes, body: nodesBody, sealingBody: false, watermark: synced, at: start, cipher: cipher)
         }
 
-        // 2. Append the nodes.
-        if !holdingWriteLock { await writeLock.lock() }
+        // 2. Append the nodes (under the writer lock of every process too: see SharedWriting).
+        if !holdingWriteLock { try await lockWriter() }
         let appended: (start: UInt64, file: OpenFile, end: UInt64)
         do throws(StorageError) {
             appended = try await appendCheckpointNodes(frameNodes, after: state, store: store)
         } catch {
-            if !holdingWriteLock { writeLock.unlock() }
+            if !holdingWriteLock { unlockWriter() }
             throw error
         }
-        if !holdingWriteLock { writeLock.unlock() }
+        if !holdingWriteLock { unlockWriter() }
         let (start, file, nodesEnd) = appended
         let base = start + UInt64(Record.headerSize + Record.watermarkSize)
         var checkpoint = unplaced.placed(at: base)
@@ -133,8 +133,8 @@ extension StorageEngine {
         }
 
         // 4. The checkpoint record.
-        if !holdingWriteLock { await writeLock.lock() }
-        defer { if !holdingWriteLock { writeLock.unlock() } }
+        if !holdingWriteLock { try await lockWriter() }
+        defer { if !holdingWriteLock { unlockWriter() } }
         let (recordStart, problemNow, sameFile) = core.withLock { core in
             (
                 core.appendedEnd,
@@ -228,7 +228,7 @@ extension StorageEngine {
     /// checkpoint stays the newest), or poison the engine if even that fails.
     private func abandonCheckpoint(file: OpenFile, at offset: UInt64, after error: StorageError) {
         do throws(StorageError) {
-            try fs.truncate(file, to: offset)
+            try cutBack(file, to: offset, after: error)
             core.withLock { core in
                 core.appendedEnd = min(core.appendedEnd, offset)
                 core.reservedEnd = offset

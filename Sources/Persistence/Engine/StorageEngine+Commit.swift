@@ -18,7 +18,9 @@ import Foundation
 /// sync runs on a dedicated thread (``SyncThread``), never on the cooperative pool.
 /// No commit is acknowledged or visible before the sync that covers it returns.
 extension StorageEngine {
-    /// Starts a write transaction, waiting (suspended, FIFO) for the previous writer to finish.
+    /// Starts a write transaction, waiting (suspended, FIFO) for the previous writer to finish — of this
+    /// process, and of any other process writing the file (see ``lockWriter()``): the transaction starts at
+    /// the newest version of any process.
     ///
     /// The transaction owns the write lock from here on and releases it in one place
     /// (``WriteTransaction/releaseWriteLock()``): after its record is appended, at rollback, or when it is
@@ -28,7 +30,9 @@ extension StorageEngine {
         if configuration.readOnly {
             throw StorageError(.readOnly, "The store at '\(path)' was opened read-only; open it writable to change it.")
         }
-        await writeLock.lock()
+        // With other processes on the file: the writer lock of every process too, caught up with their
+        // commits, so the transaction starts at the newest version of any process (see SharedWriting).
+        try await lockWriter()
         let (state, end, region, problem) = core.withLock {
             core -> (DatabaseState, UInt64, MappedRegion, StorageError?) in
             let problem: StorageError? =
@@ -181,7 +185,7 @@ extension StorageEngine {
     /// later, shorter record to leave behind. If even that fails, poison the engine.
     private func rollBackAppend(file: OpenFile, to offset: UInt64, after error: StorageError) {
         do throws(StorageError) {
-            try fs.truncate(file, to: offset)
+            try cutBack(file, to: offset, after: error)
             core.withLock { $0.reservedEnd = offset }
         } catch {
             core.withLock { $0.poisoned = Self.poison(path, error) }
@@ -270,6 +274,9 @@ extension StorageEngine {
             let (file, target) = core.withLock { ($0.file, $0.appendedEnd) }
             var failure: StorageError?
             do throws(StorageError) { try fs.sync(file) } catch { failure = error }
+            // Published while this engine still holds the writer lock (a commit waits for this round), so
+            // what the lock file says only grows.
+            if failure == nil { publishDurableEnd(target) }
             let (ready, idle, error, again, region) = core.withLock { core in
                 if let failure {
                     let poisoned = Self.poison(path, failure)
@@ -294,9 +301,11 @@ extension StorageEngine {
                 }
                 return (Array(covered), [], nil, true, core.region)
             }
-            if error == nil { publishDurableEnd(target) }
             let published: [ChangeHub.Commit] = error != nil ? [] : ready.map(\.commit)
             let observers = hub.record(published, region: region)
+            // Idle: the writer lock of every process goes now, before the committers are resumed (a serial
+            // writer's next `beginWrite` would otherwise meet this thread holding the write lock to check).
+            if !again { releaseWriterLockIfIdle() }
             for commit in ready {
                 commit.waiter.complete(error.map { .failure($0) } ?? .success(commit.result))
             }

@@ -217,6 +217,11 @@ package final class StorageEngine: Sendable {
         /// The background compaction started last (see ``waitForBackgroundCompaction()``).
         var backgroundCompaction: Task<Void, Never>?
         var report: RecoveryReport
+        /// Whether this engine holds the writer lock of every process (see ``lockWriter()``).
+        var writerLockHeld = false
+        /// Catch-ups that found records of other processes since open (a compaction started before one is
+        /// abandoned: its copy lacks them).
+        var foreignCatchUps = 0
         /// Resumed when no commit is waiting for a sync any more.
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -267,6 +272,7 @@ package final class StorageEngine: Sendable {
                 releaseReservedSpace(core)
                 fs.close(core.file)
                 if let lock = core.lockFile { Self.closeLock(fs, lock) }
+                if core.writerLockHeld { core.presence?.unlockWriter() }
                 core.presence?.release()
             }
         }
@@ -282,7 +288,6 @@ package final class StorageEngine: Sendable {
     ///   `.permissionDenied`, `.unsupportedFormat`, `.diskFull`, `.ioFailure`.
     package static func open(_ configuration: Configuration) async throws(StorageError) -> StorageEngine {
         let engine = try await offload { () throws(StorageError) in try openSynchronously(configuration) }
-        engine.publishDurableEnd(engine.core.withLock { $0.durableEnd })
         // Like Realm, compaction on launch is skipped while another process has the file open: it would
         // replace the file under that process (see ``PresenceLock``).
         let othersHaveItOpen = engine.core.withLock { $0.presence?.othersHaveItOpen ?? false }
@@ -321,7 +326,15 @@ package final class StorageEngine: Sendable {
             fs.sharesFilesBetweenProcesses
             ? try PresenceLock.acquireShared(forStore: path, readOnly: configuration.readOnly) : nil
         do throws(StorageError) {
-            return try openSynchronously(configuration, path: path, fs: fs, presence: presence, report: report)
+            // A writer recovers under the writer lock: another process may be appending a record right now,
+            // which would otherwise look like a torn tail (and be zeroed). Blocking is fine: open runs on a
+            // Dispatch thread.
+            let writing = !configuration.readOnly ? try presence?.lockWriter(waiting: true) ?? false : false
+            defer { if writing { presence?.unlockWriter() } }
+            let engine = try openSynchronously(configuration, path: path, fs: fs, presence: presence, report: report)
+            // Under the writer lock, so that what the lock file says only grows.
+            engine.publishDurableEnd(engine.core.withLock { $0.durableEnd })
+            return engine
         } catch {
             presence?.release()
             throw error
@@ -341,7 +354,8 @@ package final class StorageEngine: Sendable {
             }
             try createStoreFile(fs, path, header: newHeader(key: configuration.encryptionKey, path: path))
         }
-        let (lockFile, file) = try openFiles(fs, path, readOnly: configuration.readOnly, report: &report)
+        let (lockFile, file) = try openFiles(
+            fs, path, readOnly: configuration.readOnly, shared: presence != nil, report: &report)
         do throws(StorageError) {
             var size = try fs.size(of: file)
             if size == 0 && !configuration.readOnly {
@@ -574,11 +588,11 @@ package final class StorageEngine: Sendable {
     /// lock holder), so the data descriptor must be of the locked file, else everything is tried again.
     /// - Throws: `.alreadyOpen` when another process (or engine) holds the lock.
     static func openFiles(
-        _ fs: any FileSystem, _ path: String, readOnly: Bool, report: inout RecoveryReport
+        _ fs: any FileSystem, _ path: String, readOnly: Bool, shared: Bool, report: inout RecoveryReport
     ) throws(StorageError) -> (lock: OpenFile?, file: OpenFile) {
         if readOnly { return (nil, try fs.open(path, create: false, readOnly: true)) }
         for _ in 0..<lockAttempts {
-            let lockFile = try lockedDescriptor(fs, path)
+            let lockFile = try lockedDescriptor(fs, path, shared: shared)
             let file: OpenFile
             do throws(StorageError) {
                 // Only the lock holder may judge the temporary files stale (another engine may be compacting).
@@ -610,12 +624,12 @@ package final class StorageEngine: Sendable {
     /// the one at `path` (a compaction in another process may have renamed a new file over it meanwhile;
     /// then it tries again, and meets that process's lock on the new file).
     /// - Throws: `.alreadyOpen` when another process (or engine) holds it.
-    static func lockedDescriptor(_ fs: any FileSystem, _ path: String) throws(StorageError) -> OpenFile {
+    static func lockedDescriptor(_ fs: any FileSystem, _ path: String, shared: Bool) throws(StorageError) -> OpenFile {
         for _ in 0..<lockAttempts {
             let lockFile = try fs.open(path, create: false, readOnly: false)
             let current: Bool
             do throws(StorageError) {
-                try lockPatiently(fs, lockFile)
+                try lockPatiently(fs, lockFile, shared: shared)
                 current = try fs.identity(of: lockFile) == fs.identity(atPath: path)
             } catch {
                 closeLock(fs, lockFile)
@@ -638,13 +652,17 @@ package final class StorageEngine: Sendable {
     /// On Linux, `/proc/locks` names the process that took a lock: when it is this process and no engine
     /// of this process holds the lock (``heldLocks``), the holder can only be such a child, and opening
     /// waits for its exec. A lock that another process (or engine) really holds is reported after 100 ms.
-    static func lockPatiently(_ fs: any FileSystem, _ file: OpenFile) throws(StorageError) {
+    ///
+    /// With `shared` (the store has a ``PresenceLock``, whose writer lock serialises the writers of every
+    /// process), the lock is taken shared (see ``FileSystem/lockForSharedWriting(_:)``): it keeps out
+    /// writers of older versions only.
+    static func lockPatiently(_ fs: any FileSystem, _ file: OpenFile, shared: Bool) throws(StorageError) {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(100))
         let longDeadline = clock.now.advanced(by: .seconds(10))
         while true {
             do throws(StorageError) {
-                try fs.lockExclusive(file)
+                if shared { try fs.lockForSharedWriting(file) } else { try fs.lockExclusive(file) }
                 if fs.sharesFilesBetweenProcesses, let identity = try? fs.identity(of: file) {
                     heldLocks.withLock { $0[file.descriptor] = identity }
                 }
@@ -809,13 +827,23 @@ package final class StorageEngine: Sendable {
         try makeSnapshot(replacing: solePin(&old), ignoringLimit: ignoringLimit)
     }
 
+    /// Catches up with the commits of other processes: a read-only engine follows the file, a writable one
+    /// the other writers' durable commits (see ``followOtherWriters()``).
+    func followOtherProcesses() {
+        if configuration.readOnly { followFile() } else { followOtherWriters() }
+    }
+
     /// The number of versions pinned, not counting `own`'s when it holds the only pin of its version.
     package func pinnedVersions(besides own: inout Snapshot) -> Int {
         pins.count(excludingSolePinOf: solePin(&own))
     }
 
-    private func makeSnapshot(replacing: Version?, ignoringLimit: Bool = false) throws(StorageError) -> Snapshot {
-        if configuration.readOnly { followFile() }
+    /// - Parameter following: catch up with other processes' commits first; never while the change hub's
+    ///   lock is held (catching up records the commits there).
+    private func makeSnapshot(
+        replacing: Version?, ignoringLimit: Bool = false, following: Bool = true
+    ) throws(StorageError) -> Snapshot {
+        if following { followOtherProcesses() }
         let (state, region, closed) = core.withLock { core in
             core.evictIfOver(configuration.nodeCacheLimit)
             return (core.published, core.region, core.isClosed)
@@ -854,7 +882,7 @@ package final class StorageEngine: Sendable {
     /// a new snapshot to let go of the nodes it loaded: how a realm that only reads stays within
     /// ``Configuration/nodeCacheLimit``. Drops the loaded nodes first when they are over that limit.
     package func newestVersionAndCacheEpoch() -> (version: Version, epoch: UInt64) {
-        if configuration.readOnly { followFile() }
+        followOtherProcesses()
         return core.withLock { core in
             core.evictIfOver(configuration.nodeCacheLimit)
             return (core.published.version, core.cacheEpoch)
@@ -887,13 +915,24 @@ package final class StorageEngine: Sendable {
         await waitForBackgroundCompaction()
         await writeLock.lock()
         await waitUntilSynced()
-        if !configuration.readOnly { try? await writeCheckpoint(holdingWriteLock: true, syncing: true) }
+        if !configuration.readOnly {
+            // The checkpoint appends: under the writer lock of every process, caught up first.
+            let locked = (try? await lockFileWriter()) != nil
+            if locked {
+                try? await writeCheckpoint(holdingWriteLock: true, syncing: true)
+                // The checkpoint's records are synced: the next writer elsewhere need not sync them again.
+                publishDurableEnd(core.withLock { $0.syncedEnd })
+            }
+        }
         core.withLock { core in
             if !core.isClosed {
                 core.isClosed = true
+                // Only while alone (see releaseReservedSpace), so under the writer lock or not does not matter.
                 releaseReservedSpace(core)
                 fs.close(core.file)
                 if let lock = core.lockFile { Self.closeLock(fs, lock) }
+                if core.writerLockHeld { core.presence?.unlockWriter() }
+                core.writerLockHeld = false
                 core.presence?.release()
             }
         }
@@ -921,8 +960,10 @@ package final class StorageEngine: Sendable {
     {
         // A read-only engine learns of other processes' commits by looking: a thread looks for its observers.
         startFollowing()
+        // Caught up here, not in the snapshot taken under the hub's lock (catching up records in the hub).
+        followOtherProcesses()
         let (subscription, snapshot, caughtUp) = hub.subscribe(tables: tables, after: after) {
-            try? makeSnapshot(replacing: nil, ignoringLimit: true)
+            try? makeSnapshot(replacing: nil, ignoringLimit: true, following: false)
         }
         guard let snapshot else {
             subscription.cancel()

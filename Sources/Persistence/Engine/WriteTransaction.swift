@@ -88,7 +88,9 @@ package final class WriteTransaction: ReadableStore {
     private func releaseWriteLock() {
         guard holdsWriteLock else { return }
         holdsWriteLock = false
-        engine.writeLock.unlock()
+        // And the writer lock of every process, if nothing of the engine needs it any more (a commit
+        // waiting for its sync keeps it until the sync thread lets it go).
+        engine.unlockWriter()
     }
 
     package func withRowBytes<R>(

@@ -175,6 +175,11 @@ package final class FaultInjectingFileSystem: FileSystem {
         try base.lockExclusive(file)
     }
 
+    package func lockForSharedWriting(_ file: OpenFile) throws(StorageError) {
+        try check("Locking", file.path)
+        try base.lockForSharedWriting(file)
+    }
+
     package func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion {
         try check("Mapping", file.path)
         return try base.map(file, length: length)

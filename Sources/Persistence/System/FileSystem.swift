@@ -36,6 +36,12 @@ package protocol FileSystem: Sendable {
     /// Takes the file's exclusive advisory lock without waiting; throws `.alreadyOpen` if another holder has it.
     /// The corresponding C function is `flock(2)` with `LOCK_EX | LOCK_NB`.
     func lockExclusive(_ file: OpenFile) throws(StorageError)
+    /// Takes the advisory lock a writer shares with the writers of other processes (their writes are
+    /// serialised by ``PresenceLock/lockWriter(waiting:)``), without waiting; throws `.alreadyOpen` while a
+    /// holder has it exclusively (a writer of an older ActorStore). A file with several names (hard links)
+    /// is locked exclusively: the lock file beside each name is another, so writers through two names would
+    /// not be serialised. `flock(2)` with `LOCK_SH | LOCK_NB` (`LOCK_EX` for a linked file).
+    func lockForSharedWriting(_ file: OpenFile) throws(StorageError)
     /// Maps the first `length` bytes of the file read-only (`length` may exceed the file's size; only bytes
     /// below the size may be read). Writes made later through ``write(_:_:at:)`` at offsets below `length`
     /// become visible through the region. The corresponding C function is `mmap(2)`.
@@ -81,6 +87,9 @@ package protocol FileSystem: Sendable {
 extension FileSystem {
     /// False: a file system of this process alone (in memory, or a test double).
     package var sharesFilesBetweenProcesses: Bool { false }
+
+    /// The exclusive lock: a file system of one process has one writer.
+    package func lockForSharedWriting(_ file: OpenFile) throws(StorageError) { try lockExclusive(file) }
 }
 
 /// What identifies a file whatever its name: its device and inode numbers.

@@ -84,6 +84,18 @@ package struct PosixFileSystem: FileSystem {
         }
     }
 
+    package func lockForSharedWriting(_ file: OpenFile) throws(StorageError) {
+        var st = stat()
+        guard fstat(file.descriptor, &st) == 0 else {
+            throw StorageError(errno: errno, operation: "Locking", path: file.path, systemCall: "fstat")
+        }
+        let operation = st.st_nlink > 1 ? LOCK_EX : LOCK_SH
+        let rc = retrying { flock(file.descriptor, operation | LOCK_NB) }
+        guard rc == 0 else {
+            throw StorageError(errno: errno, operation: "Locking", path: file.path, systemCall: "flock")
+        }
+    }
+
     package func map(_ file: OpenFile, length: Int) throws(StorageError) -> MappedRegion {
         guard length > 0 else {
             throw StorageError(.fileAccess, "Mapping '\(file.path)' needs a positive length.")

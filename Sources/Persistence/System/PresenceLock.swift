@@ -15,6 +15,9 @@
 /// ```text
 ///  <store>.lock   byte 0: fcntl record lock   shared    every open engine of every process
 ///                                             exclusive delete, compaction, truncation (never waited for)
+///                 byte 1: fcntl record lock   exclusive the writer of every process that appends now
+///                                                       (see lockWriter(waiting:); waited for off the pool)
+///                 bytes 8-31: the durable end (see publishDurableEnd; read through a mapping by writers)
 /// ```
 ///
 /// Why `fcntl` record locks and not `flock`: a record lock belongs to the process and is not inherited by
@@ -33,7 +36,13 @@ package final class PresenceLock: Sendable {
     /// Set once, by ``release()``.
     private let released = Locked(false)
 
-    private init(path: String) { self.path = path }
+    /// Whether this hold is a writable engine's (counted in ``Entry/writers``).
+    private let writable: Bool
+
+    private init(path: String, writable: Bool) {
+        self.path = path
+        self.writable = writable
+    }
 
     deinit { release() }
 
@@ -47,6 +56,14 @@ package final class PresenceLock: Sendable {
         var holders: Int
         /// Held exclusively (by a compaction, truncation or deletion of this process).
         var exclusive: Bool
+        /// Writable engines of this process among the holders: at most one (record locks do not keep two
+        /// engines of one process apart, so the writer lock below could not serialise them).
+        var writers = 0
+        /// Whether this process holds the writer lock (byte 1).
+        var writing = false
+        /// The address of a read-only mapping of the lock file's first page (0: not mapped yet), through
+        /// which ``PresenceLock/mappedDurableEnd(generation:)`` reads the durable end without a system call.
+        var mapping: UInt = 0
     }
 
     /// Every lock file this process has open, by path. Its lock is held for system calls that take no time
@@ -69,13 +86,20 @@ package final class PresenceLock: Sendable {
         let path = lockPath(forStore: storePath)
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: patience)
+        let writerDeadline = clock.now.advanced(by: .milliseconds(100))
         while true {
             let outcome = try table.withLock { table throws(StorageError) -> Bool? in
                 if var entry = table[path] {
                     // Another engine of this process holds it: shared use, unless this process is deleting
-                    // or compacting the store right now (then wait for that).
+                    // or compacting the store right now (then wait for that), or a second writable engine
+                    // would join a writable one (refused after a short wait: the first may be closing).
                     if entry.exclusive { return false }
+                    if !readOnly && entry.writers > 0 {
+                        guard clock.now < writerDeadline else { throw secondWriter(storePath) }
+                        return false
+                    }
                     entry.holders += 1
+                    if !readOnly { entry.writers += 1 }
                     table[path] = entry
                     return true
                 }
@@ -92,12 +116,12 @@ package final class PresenceLock: Sendable {
                     // there were presence locks.
                     return held ? false : nil
                 }
-                table[path] = Entry(descriptor: descriptor, holders: 1, exclusive: false)
+                table[path] = Entry(descriptor: descriptor, holders: 1, exclusive: false, writers: readOnly ? 0 : 1)
                 return true
             }
             switch outcome {
             case nil: return nil
-            case true?: return PresenceLock(path: path)
+            case true?: return PresenceLock(path: path, writable: !readOnly)
             case false?:
                 guard clock.now < deadline else { throw busy(storePath) }
                 sleepBriefly()
@@ -196,6 +220,52 @@ package final class PresenceLock: Sendable {
         return try body()
     }
 
+    // MARK: The writer lock
+
+    /// The byte whose exclusive record lock serialises the writers of every process (see
+    /// ``lockWriter(waiting:)``).
+    static let writerByte: off_t = 1
+
+    /// Takes the writer lock: an exclusive record lock on byte 1 of the lock file, which one writable
+    /// engine of one process holds at a time, from before it looks at the end of the file until the
+    /// records it appended are durable and their end is published. Every write to the store file (records,
+    /// reserved zeros, a torn tail zeroed) happens under it.
+    ///
+    /// - Parameter waiting: wait for the process that holds it (`F_SETLKW`: blocks the calling thread,
+    ///   so never on the cooperative pool); without it, a single try (`F_SETLK`).
+    /// - Returns: whether it is held now (false: another process holds it, or `waiting` was interrupted by
+    ///   something other than a signal; also false for a read-only hold or a released one).
+    /// - Throws: `.ioFailure` when the system refuses the lock (`EDEADLK`, `ENOLCK`).
+    package func lockWriter(waiting: Bool) throws(StorageError) -> Bool {
+        // The descriptor is looked up under the table's lock but used outside it for the waiting call:
+        // it stays open while this writable hold lasts (the table closes it with its last holder only, and
+        // this engine, a holder, is not releasing now: its own calls are serial under its write lock).
+        let descriptor = Self.table.withLock { table -> Int32? in
+            guard writable, !released.withLock({ $0 }), let entry = table[path] else { return nil }
+            return entry.descriptor
+        }
+        guard let descriptor else { return false }
+        var description = Self.lockDescription(type: F_WRLCK, byte: Self.writerByte)
+        while true {
+            if fcntl(descriptor, waiting ? F_SETLKW : F_SETLK, &description) == 0 { break }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EACCES { return false }
+            throw StorageError(errno: errno, operation: "Taking the writer lock of", path: path, systemCall: "fcntl")
+        }
+        Self.table.withLock { table in table[path]?.writing = true }
+        return true
+    }
+
+    /// Lets the writer lock go (see ``lockWriter(waiting:)``).
+    package func unlockWriter() {
+        Self.table.withLock { table in
+            guard var entry = table[path], entry.writing else { return }
+            _ = Self.setLock(entry.descriptor, type: F_UNLCK, byte: Self.writerByte)
+            entry.writing = false
+            table[path] = entry
+        }
+    }
+
     // MARK: The durable end
 
     /// Where the lock file holds the durable end (after the byte the record locks use).
@@ -242,6 +312,42 @@ package final class PresenceLock: Sendable {
         return end
     }
 
+    /// The length of the lock file's mapping: one page at least (the durable end lies in its first 32 bytes).
+    private static let mappingLength = 4096
+
+    /// ``durableEnd(generation:)`` read through a mapping of the lock file: a memory read, for a writable
+    /// engine's every read to notice the commits of other writers. Maps the file on first use once it holds
+    /// a durable end (a mapping of an empty file may not be read: SIGBUS); nil until then. The file is never
+    /// shortened, so the mapped bytes stay readable.
+    package func mappedDurableEnd(generation: UInt64) -> UInt64? {
+        let words = Self.table.withLock { table -> (UInt64, UInt64, UInt64)? in
+            guard var entry = table[path], !released.withLock({ $0 }) else { return nil }
+            if entry.mapping == 0 {
+                var st = stat()
+                guard fstat(entry.descriptor, &st) == 0, st.st_size >= Self.durableEndOffset + 24,
+                    let pointer = mmap(nil, Self.mappingLength, PROT_READ, MAP_SHARED, entry.descriptor, 0),
+                    pointer != MAP_FAILED
+                else { return nil }
+                entry.mapping = UInt(bitPattern: pointer)
+                table[path] = entry
+            }
+            // Safety: mapped above, unmapped only when the entry goes (under this lock); 32 bytes in the file.
+            guard let base = UnsafeRawPointer(bitPattern: entry.mapping) else { return nil }
+            let offset = Int(Self.durableEndOffset)
+            return (
+                base.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
+                base.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self),
+                base.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self)
+            )
+        }
+        guard let words else { return nil }
+        let (stored, end, check) = (
+            UInt64(littleEndian: words.0), UInt64(littleEndian: words.1), UInt64(littleEndian: words.2)
+        )
+        guard stored == generation, check == Self.check(stored, end) else { return nil }
+        return end
+    }
+
     /// A mix of the generation and end (never 0 for a valid pair, so a lock file of zeros holds no value).
     private static func check(_ generation: UInt64, _ end: UInt64) -> UInt64 {
         var x = (generation &* 0x9E37_79B9_7F4A_7C15) ^ (end &+ 0x5851_F42D_4C95_7F2D)
@@ -261,10 +367,21 @@ package final class PresenceLock: Sendable {
         Self.table.withLock { table in
             guard var entry = table[path] else { return }
             entry.holders -= 1
+            if writable {
+                entry.writers -= 1
+                // The writer lock is this writable engine's: never left behind by a hold that is gone.
+                if entry.writing {
+                    _ = Self.setLock(entry.descriptor, type: F_UNLCK, byte: Self.writerByte)
+                    entry.writing = false
+                }
+            }
             if entry.holders > 0 {
                 table[path] = entry
             } else {
                 table[path] = nil
+                if let mapping = UnsafeMutableRawPointer(bitPattern: entry.mapping) {
+                    _ = munmap(mapping, Self.mappingLength)
+                }
                 _ = Self.systemCloseLock(entry.descriptor)
             }
         }
@@ -305,19 +422,20 @@ package final class PresenceLock: Sendable {
         #endif
     }
 
-    private static func lockDescription(type: Int32) -> flock {
+    private static func lockDescription(type: Int32, byte: off_t = 0) -> flock {
         var description = flock()
         description.l_type = numericCast(type)
         description.l_whence = numericCast(SEEK_SET)
-        description.l_start = 0
+        description.l_start = byte
         description.l_len = 1
         return description
     }
 
-    /// Sets byte 0's record lock without waiting (`fcntl(F_SETLK)`); false when another process holds a
-    /// conflicting one (or the call failed: treated as held, so nothing destructive runs).
-    private static func setLock(_ descriptor: Int32, type: Int32) -> Bool {
-        var description = lockDescription(type: type)
+    /// Sets a byte's record lock without waiting (`fcntl(F_SETLK)`; byte 0, the presence lock, unless
+    /// told); false when another process holds a conflicting one (or the call failed: treated as held, so
+    /// nothing destructive runs).
+    private static func setLock(_ descriptor: Int32, type: Int32, byte: off_t = 0) -> Bool {
+        var description = lockDescription(type: type, byte: byte)
         while true {
             if fcntl(descriptor, F_SETLK, &description) == 0 { return true }
             if errno != EINTR { return false }
@@ -334,6 +452,13 @@ package final class PresenceLock: Sendable {
             .alreadyOpen,
             "'\(storePath)' is being deleted or compacted by another process, which held its lock file for more than "
                 + "\(patience). Try again once that process is done with it.")
+    }
+
+    private static func secondWriter(_ storePath: String) -> StorageError {
+        StorageError(
+            .alreadyOpen,
+            "'\(storePath)' is already open for writing in this process (by another engine). Share that one: "
+                + "realms on one path share their file.")
     }
 
     static func openElsewhere(_ storePath: String) -> StorageError {

@@ -1,0 +1,245 @@
+import Foundation
+
+/// Several processes writing one store: the writer lock of every process, and catching up with what the
+/// others appended.
+///
+/// ```text
+///  process A: lock ─ catch up ─ build ─ append ─┐ (more of A's writers append: group commit) ─ sync ─ publish end ─ unlock
+///  process B:        lockWriter (waits on a Dispatch thread) ·············································· lock ─ catch up (A's records) ─ build ─ …
+/// ```
+/// The writer lock (``PresenceLock/lockWriter(waiting:)``, a record lock on byte 1 of `<store>.lock`) is
+/// taken by an engine when its first writer of a round gets the engine's write lock, before the
+/// transaction is handed out, and let go once nothing of the engine waits for a sync and no writer holds
+/// the write lock. So:
+///
+/// - **Every transaction starts at the newest version of any process.** Right after taking the lock, the
+///   engine replays the records other processes appended since its own end (an incremental replay of the
+///   log's tail, as a read-only engine follows a writer), so there is nothing to conflict with: writes of
+///   all processes are serial, in the order they took the lock.
+/// - **Group commit inside a process**: the lock stays with the process while its writers append behind
+///   one another; the sync that covers them publishes the durable end (under the lock), and the lock goes
+///   when the engine is idle.
+/// - **A writer killed mid-append** leaves a torn record: the next holder finds it when it catches up and
+///   zeroes it (never truncates: other processes may map the file) before it appends. Complete records a
+///   killed writer appended but did not sync (never acknowledged) are kept, as a restart after such a crash
+///   keeps them; the catching-up writer syncs them before they become visible, when the lock file's durable
+///   end does not cover them.
+/// - Blocking never happens on the cooperative pool: one `F_SETLK` try inline, and if another process holds
+///   the lock, the waiting `F_SETLKW` on a Dispatch thread (``offload(_:)``).
+///
+/// Without a ``PresenceLock`` (an in-memory store, a file system without record locks) there is one writer
+/// (the exclusive `flock` on the store), and none of this runs.
+extension StorageEngine {
+    /// Takes the engine's write lock, then the writer lock of every process, caught up.
+    /// - Throws: what catching up throws (`.corrupted`, `.poisoned`, `.closed`); the locks are released then.
+    nonisolated(nonsending) func lockWriter() async throws(StorageError) {
+        await writeLock.lock()
+        do throws(StorageError) {
+            try await lockFileWriter()
+        } catch {
+            writeLock.unlock()
+            throw error
+        }
+    }
+
+    /// Cuts the file back to `offset` after a failed append, or poisons the engine when another process has
+    /// the file open (a shorter file under its mapping is a SIGBUS there): the partial bytes stay, and the
+    /// next writer of any process zeroes them as a torn tail. Throws what the truncation throws.
+    func cutBack(_ file: OpenFile, to offset: UInt64, after error: StorageError) throws(StorageError) {
+        let (fs, presence) = (self.fs, core.withLock { $0.presence })
+        guard let presence else { return try fs.truncate(file, to: offset) }
+        let cut: Void? = try presence.whileAlone { () throws(StorageError) in try fs.truncate(file, to: offset) }
+        if cut == nil { throw error }
+    }
+
+    /// Lets the engine's write lock go, and the writer lock of every process if the engine is idle.
+    func unlockWriter() {
+        writeLock.unlock()
+        releaseWriterLockIfIdle()
+    }
+
+    /// Takes the writer lock of every process, if the engine does not hold it, and catches up with what
+    /// other processes appended meanwhile. The caller holds the engine's write lock.
+    nonisolated(nonsending) func lockFileWriter() async throws(StorageError) {
+        let (presence, held, closed) = core.withLock { ($0.presence, $0.writerLockHeld, $0.isClosed) }
+        guard let presence, !held else { return }
+        if closed { throw StorageError(.closed, "The store at '\(path)' is closed.") }
+        if try !presence.lockWriter(waiting: false) {
+            // Another process is writing: wait for it on a Dispatch thread, never on the cooperative pool.
+            let locked = try await offload { () throws(StorageError) in try presence.lockWriter(waiting: true) }
+            guard locked else { throw StorageError(.closed, "The store at '\(path)' is closed.") }
+        }
+        core.withLock { $0.writerLockHeld = true }
+        do throws(StorageError) {
+            try catchUpWithOtherWriters()
+        } catch {
+            core.withLock { core in
+                core.presence?.unlockWriter()
+                core.writerLockHeld = false
+            }
+            throw error
+        }
+    }
+
+    /// Lets the writer lock of every process go when nothing of this engine needs it: no writer holds the
+    /// write lock (one that does releases it later, through here) and no commit waits for a sync (the sync
+    /// thread comes here after its last round). Cheap when the lock is not held.
+    func releaseWriterLockIfIdle() {
+        guard core.withLock({ $0.writerLockHeld }), writeLock.tryLock() else { return }
+        core.withLock { core in
+            guard core.writerLockHeld, !core.syncInFlight, core.waiting.isEmpty else { return }
+            core.presence?.unlockWriter()
+            core.writerLockHeld = false
+        }
+        writeLock.unlock()
+    }
+
+    /// A writable engine's reads (``snapshot()``, ``newestVersionAndCacheEpoch()``) catch up with the
+    /// commits of other processes when the lock file says one made records durable past this engine's end:
+    /// one memory read of the lock file's mapping when none did. Without the writer lock (a read never waits
+    /// for another process): only up to that durable end, whose records are complete and never change, as a
+    /// read-only engine follows a writer. Skipped while a writer of this engine holds its write lock (it is
+    /// caught up then).
+    func followOtherWriters() {
+        let (presence, end, generation) = core.withLock { core -> (PresenceLock?, UInt64, UInt64) in
+            (core.writerLockHeld || core.isClosed ? nil : core.presence, core.appendedEnd, core.header.generation)
+        }
+        // `.max` (a writer without durability, which publishes no end, this engine included): not followed
+        // here, only at the next write.
+        guard let presence, let published = presence.mappedDurableEnd(generation: generation), published > end,
+            published != .max, writeLock.tryLock()
+        else { return }
+        defer { writeLock.unlock() }
+        try? catchUpWithOtherWriters(upTo: published)
+    }
+
+    /// Replays the records other processes appended after this engine's end, then publishes the newest
+    /// version and tells the observers. The caller holds the engine's write lock.
+    ///
+    /// Under the writer lock (`limit` nil: nothing is being appended now), up to the end of the file: a torn
+    /// tail a killed writer left is zeroed, and records the lock file does not say are durable are synced
+    /// first. Without it, up to `limit` (a durable end the lock file gave): nothing is written.
+    func catchUpWithOtherWriters(upTo limit: UInt64? = nil) throws(StorageError) {
+        let path = self.path
+        let (file, region, start, state, presence, generation, problem, reservedEnd) = core.withLock { core in
+            (
+                core.file, core.region, core.appendedEnd, core.published, core.presence, core.header.generation,
+                core.isClosed ? StorageError(.closed, "The store at '\(path)' is closed.") : core.poisoned,
+                core.reservedEnd
+            )
+        }
+        if let problem { throw problem }
+        let fileSize = try fs.size(of: file)
+        let size = min(fileSize, limit ?? fileSize)
+        guard size > start else { return }
+        var current = region
+        if fileSize > UInt64(region.length) {
+            current = try fs.map(file, length: Self.regionLength(for: fileSize)).reading(through: region.cipher)
+        }
+        // Fast path: nothing after this engine's end but zeros (space reserved by this or another process).
+        if size < start + UInt64(Record.overhead)
+            || current.bytes(at: Int(start), count: Record.headerSize).allSatisfy({ $0 == 0 })
+        {
+            if limit == nil && (fileSize > reservedEnd || current !== region) {
+                core.withLock { core in
+                    core.reservedEnd = max(core.reservedEnd, fileSize)
+                    if current !== core.region {
+                        core.region = current
+                        core.nodeStore.update(region: current, end: 0)
+                    }
+                }
+            }
+            return
+        }
+        let fileBytes = current.bytes(at: 0, count: Int(size))
+        let cipher = current.cipher
+        let scratch = ScratchRows()
+        let readRow = { (location: RowLocation) throws(StorageError) -> RowView in
+            if let cipher {
+                return try scratch.keep(cipher: cipher, region: current, location: location, path: path)
+            }
+            return try RowView(current.bytes(at: Int(location.offset), count: Int(location.length)))
+        }
+        var next = state
+        var known = (state: state, end: start)
+        var commits: [ChangeHub.Commit] = []
+        let token = MutationToken.next()
+        let visit = { (entry: LogScanner.Entry) throws(StorageError) in
+            guard Record.Kind(rawValue: entry.kind) == .commit else {
+                known.end = UInt64(entry.end)
+                return
+            }
+            let before = next
+            var touched: Replay.Touched? = Replay.Touched()
+            if let cipher {
+                defer { scratch.empty() }
+                try Replay.apply(
+                    encrypted: entry, in: fileBytes, cipher: cipher, to: &next, token: token, path: path,
+                    touched: &touched, readRow: readRow)
+            } else {
+                let payload = UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload])
+                try Replay.apply(
+                    commit: payload, at: entry.payload.lowerBound, record: entry.offset, to: &next, token: token,
+                    path: path, readRow: readRow)
+                touched?.add(payload)
+            }
+            known = (next, UInt64(entry.end))
+            let changes = Self.changes(touched ?? Replay.Touched(), before: before, after: next)
+            commits.append(ChangeHub.Commit(state: next, changes: changes, silenced: [], before: nil))
+        }
+        var durable = false
+        if limit != nil {
+            // Another process may be appending past the limit: only the records the scan verified count, not
+            // its verdict on the tail.
+            _ = try? LogScanner.scan(fileBytes, from: Int(start), path: path, visit: visit)
+            scratch.empty()
+            durable = true
+        } else {
+            let outcome = try LogScanner.scan(fileBytes, from: Int(start), path: path, visit: visit)
+            scratch.empty()
+            let end = UInt64(outcome.validEnd)
+            // A writer killed mid-append: its partial record (and whatever follows it) is zeroed, never cut
+            // off (another process may map the file up to its size). It was never acknowledged.
+            if outcome.tornTailAt != nil || outcome.discardedRecords > 0 {
+                do throws(StorageError) {
+                    try Self.zeroTail(fs, file, in: fileBytes, from: end, to: fileSize)
+                } catch {
+                    core.withLock { $0.poisoned = Self.poison(path, error) }
+                    throw Self.poison(path, error)
+                }
+            }
+            // Records no sync of their writer covered (it was killed before): durable before anyone sees them.
+            // Without durability nothing is synced, and the watermark of this engine's records stays put.
+            let published = presence?.durableEnd(generation: generation) ?? 0
+            durable = published >= known.end && published != .max
+            if known.end > start && !durable && configuration.durability == .full {
+                do throws(StorageError) { try fs.sync(file) } catch {
+                    core.withLock { $0.poisoned = Self.poison(path, error) }
+                    throw Self.poison(path, error)
+                }
+                durable = true
+                publishDurableEnd(known.end)
+            }
+        }
+        guard known.end > start else { return }
+        let caughtUp = known
+        core.withLock { core in
+            guard core.appendedEnd == start else { return }
+            if current !== core.region {
+                core.region = current
+                core.nodeStore.update(region: current, end: 0)
+            }
+            core.published = caughtUp.state
+            core.tip = caughtUp.state
+            core.appendedEnd = caughtUp.end
+            core.durableEnd = caughtUp.end
+            if durable { core.syncedEnd = max(core.syncedEnd, caughtUp.end) }
+            core.reservedEnd = max(core.reservedEnd, caughtUp.end, limit == nil ? fileSize : 0)
+            core.foreignCatchUps += 1
+        }
+        guard !commits.isEmpty else { return }
+        // The observers of this process hear of the other process's commits as of its own.
+        let observers = hub.record(commits, region: current)
+        hub.dispatch(commits, to: observers, region: current)
+    }
+}
