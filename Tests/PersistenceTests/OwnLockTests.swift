@@ -41,10 +41,10 @@ struct OwnLockTests {
     func aLockAnEngineHolds() throws {
         let (path, holder) = try file()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try StorageEngine.lockPatiently(fs, holder)
+        try StorageEngine.lockPatiently(fs, holder, shared: false)
         let opener = try fs.open(path, create: false, readOnly: false)
         #expect(!StorageEngine.heldOnlyByOwnClosedDescriptor(fs, opener))
-        #expect(throws: StorageError.self) { try StorageEngine.lockPatiently(fs, opener) }
+        #expect(throws: StorageError.self) { try StorageEngine.lockPatiently(fs, opener, shared: false) }
         fs.close(opener)
         StorageEngine.closeLock(fs, holder)
     }
