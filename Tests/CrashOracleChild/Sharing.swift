@@ -1,5 +1,6 @@
 import ActorStore
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -119,6 +120,9 @@ func runManage(path: String, operation: String, source: String?) async -> Int32 
     }
 }
 
+/// When `observe` last heard of a change (wall-clock nanoseconds), for its watchdog.
+let observeWatchdog = Atomic<UInt64>(0)
+
 /// Nanoseconds of the wall clock (`CLOCK_REALTIME`): comparable between processes on one machine.
 func wallClockNanoseconds() -> UInt64 {
     var now = timespec()
@@ -126,13 +130,25 @@ func wallClockNanoseconds() -> UInt64 {
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
 
-/// `observe <file> <n>`: opens the file read-only and iterates the change stream of its `Commit` objects
-/// (no read of its own: the engine follows the file for its observers), printing `SAW <count> <time>` for
-/// each delivery, until it has seen n; then `OBSERVED`.
-func runObserve(path: String, target: Int) async throws {
-    let realm = try await Realm(configuration: sharedConfiguration(path, readOnly: true))
+/// `observe <file> <n> [rw]`: opens the file read-only (writable with `rw`) and iterates the change stream
+/// of its `Commit` objects (no read of its own: the engine follows the file for its observers), printing
+/// `SAW <count> <time>` for each delivery, until it has seen n; then `OBSERVED`.
+func runObserve(path: String, target: Int, readOnly: Bool) async throws {
+    let realm = try await Realm(configuration: sharedConfiguration(path, readOnly: readOnly))
     let changes = await realm.read { $0.objects(Commit.self).changes }
+    // A stream that stops delivering fails the test instead of hanging it: `STALLED` after 20 s without one.
+    observeWatchdog.store(wallClockNanoseconds(), ordering: .relaxed)
+    Thread.detachNewThread {
+        while true {
+            sleep(1)
+            if wallClockNanoseconds() &- observeWatchdog.load(ordering: .relaxed) > 20_000_000_000 {
+                emit("STALLED no delivery for 20 s")
+                exit(4)
+            }
+        }
+    }
     for await change in changes {
+        observeWatchdog.store(wallClockNanoseconds(), ordering: .relaxed)
         let count: Int
         switch change {
         case .initial(let commits): count = commits.count

@@ -100,7 +100,9 @@ case "follow":
     }
 case "observe":
     do {
-        try await runObserve(path: path, target: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0)
+        try await runObserve(
+            path: path, target: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0,
+            readOnly: !(arguments.count > 4 && arguments[4] == "rw"))
     } catch {
         emit("ERROR \(describe(error))")
         exit(3)

@@ -200,11 +200,12 @@ struct SharedFileTests {
         #expect(failures.isEmpty, "\(failures)")
     }
 
-    /// Process B iterates the change stream of a query, read-only, without reading by itself, while process
-    /// A commits: B is told of each commit (the engine follows the file for its observers: inotify on
-    /// Linux). Prints the delay from A's acknowledgement to B's delivery (p50, p99), measured, not asserted.
-    /// 100 commits by default, 2,000 with ACTORSTORE_LONG=1.
-    @Test func anObserverInAnotherProcessHearsOfEachCommit() async throws {
+    /// Process B iterates the change stream of a query, read-only or writable (`mode`), without reading by
+    /// itself, while process A commits: B is told of each commit (the engine follows the file for its
+    /// observers: inotify on Linux). Prints the delay from A's acknowledgement to B's delivery (p50, p99),
+    /// measured, not asserted. 100 commits by default, 2,000 with ACTORSTORE_LONG=1.
+    @Test(arguments: ["ro", "rw"])
+    func anObserverInAnotherProcessHearsOfEachCommit(_ mode: String) async throws {
         let executable = try Self.executable()
         let commits = Self.long ? 2000 : 100
         let (failures, delays) = await onOwnThread { () -> ([String], [Double]) in
@@ -216,7 +217,7 @@ struct SharedFileTests {
             do {
                 let created = try Self.run(executable, ["commits", file, "1"])
                 if !created.lines.contains("DONE") { return (["creating the file: \(created.lines)"], []) }
-                let observer = try ChildProcess(executable, ["observe", file, "\(commits + 1)"])
+                let observer = try ChildProcess(executable, ["observe", file, "\(commits + 1)", mode])
                 guard observer.wait(until: { $0.contains { $0.hasPrefix("SAW") } }) else {
                     return (["the observer did not start: \(observer.finish())"], [])
                 }
@@ -254,7 +255,7 @@ struct SharedFileTests {
             let p50 = sorted[sorted.count / 2]
             let p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
             print(
-                "[SharedFile observe] acknowledgement → delivery in the other process, \(sorted.count) commits: "
+                "[SharedFile observe \(mode)] acknowledgement → delivery in the other process, \(sorted.count) commits: "
                     + "p50 \(p50) ms, p99 \(p99) ms, max \(sorted.last!) ms (negative: seen before the writer's sync returned)"
             )
         }

@@ -138,12 +138,17 @@ extension StorageEngine {
         return changes
     }
 
-    /// Starts, once, the thread that makes a read-only engine with observers follow the file by itself
-    /// (without a read to trigger it): it waits for the file to be modified (inotify on Linux) or for
-    /// ``followPollInterval`` to pass, whichever comes first, then catches up (``followFile()``), which
-    /// tells the observers. It ends when the engine is closed or released.
+    /// Starts, once, the thread that makes an engine with observers follow the file by itself (without a
+    /// read to trigger it): it waits for the store or its lock file to be modified (inotify on Linux: a
+    /// writer appends to the store, then publishes the durable end in the lock file) or for
+    /// ``followPollInterval`` to pass, whichever comes first, then catches up, which tells the observers: a
+    /// read-only engine with ``followFile()``, a writable one that shares the file with writers in other
+    /// processes (it has a ``PresenceLock``) with ``followOtherWriters()``. It ends when the engine is
+    /// closed or released.
     func startFollowing() {
-        guard configuration.readOnly, fs.sharesFilesBetweenProcesses else { return }
+        guard fs.sharesFilesBetweenProcesses,
+            configuration.readOnly || core.withLock({ $0.presence != nil })
+        else { return }
         let start = followThreadStarted.withLock { started in
             defer { started = true }
             return !started
@@ -156,7 +161,7 @@ extension StorageEngine {
             while true {
                 watch.wait(upTo: StorageEngine.followPollInterval)
                 guard let engine = self, !engine.core.withLock({ $0.isClosed }) else { return }
-                engine.followFile()
+                if engine.configuration.readOnly { engine.followFile() } else { engine.followOtherWriters() }
             }
         }
         thread.name = "ActorStore.follow"
@@ -168,7 +173,8 @@ extension StorageEngine {
     static let followPollInterval = 50
 }
 
-/// Waits for modifications of a file: inotify (`IN_MODIFY`) on Linux, else a plain timeout.
+/// Waits for modifications of a store or its lock file (where writers publish their durable end):
+/// inotify (`IN_MODIFY`) on Linux, else a plain timeout.
 private struct FileWatch {
     let descriptor: Int32
 
@@ -180,6 +186,10 @@ private struct FileWatch {
                 self.descriptor = -1
             } else {
                 self.descriptor = descriptor
+                // No lock file (a store no writer of this version opened): the store's own changes wake.
+                if descriptor >= 0 {
+                    _ = inotify_add_watch(descriptor, PresenceLock.lockPath(forStore: path), UInt32(IN_MODIFY))
+                }
             }
         #else
             self.descriptor = -1
