@@ -51,46 +51,15 @@ extension StorageEngine {
         // of the file.
         let size = min(fileSize, presence?.durableEnd(generation: generation) ?? fileSize)
         guard size >= start + UInt64(Record.overhead) else { return }
-        let fileBytes = current.bytes(at: 0, count: Int(size))
-        let cipher = current.cipher
-        let scratch = ScratchRows()
-        let path = self.path
-        let readRow = { (location: RowLocation) throws(StorageError) -> RowView in
-            if let cipher {
-                return try scratch.keep(cipher: cipher, region: current, location: location, path: path)
-            }
-            return try RowView(current.bytes(at: Int(location.offset), count: Int(location.length)))
-        }
-        var next = state
-        var known = (state: state, end: start)
-        var commits: [ChangeHub.Commit] = []
-        let token = MutationToken.next()
+        var replay = TailReplay(
+            fileBytes: current.bytes(at: 0, count: Int(size)), region: current, state: state, end: start, path: path)
         // A record being written now may look damaged, or be followed by bytes that do: the scan's verdict
         // on the tail is not trusted, only the records it verified.
-        _ = try? LogScanner.scan(fileBytes, from: Int(start), path: path) { (entry) throws(StorageError) in
-            guard Record.Kind(rawValue: entry.kind) == .commit else {
-                known.end = UInt64(entry.end)
-                return
-            }
-            let before = next
-            var touched: Replay.Touched? = Replay.Touched()
-            if let cipher {
-                defer { scratch.empty() }
-                try Replay.apply(
-                    encrypted: entry, in: fileBytes, cipher: cipher, to: &next, token: token, path: path,
-                    touched: &touched, readRow: readRow)
-            } else {
-                let payload = UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload])
-                try Replay.apply(
-                    commit: payload, at: entry.payload.lowerBound, record: entry.offset, to: &next, token: token,
-                    path: path, readRow: readRow)
-                touched?.add(payload)
-            }
-            known = (next, UInt64(entry.end))
-            let changes = Self.changes(touched ?? Replay.Touched(), before: before, after: next)
-            commits.append(ChangeHub.Commit(state: next, changes: changes, silenced: [], before: nil))
+        _ = try? LogScanner.scan(replay.fileBytes, from: Int(start), path: path) { (entry) throws(StorageError) in
+            try replay.visit(entry)
         }
-        scratch.empty()
+        replay.scratch.empty()
+        let (known, commits) = (replay.known, replay.commits)
         guard known.end > start else { return }
         core.withLock { core in
             guard !core.isClosed, core.appendedEnd == start else { return }
@@ -171,6 +140,65 @@ extension StorageEngine {
     /// The longest a read-only engine's observers wait for another process's commit when the file system
     /// does not report modifications (no inotify: Apple platforms, some network file systems): 50 ms.
     static let followPollInterval = 50
+}
+
+/// Replays the commit records a log scan visits after a known version: what a read-only engine and a
+/// writer catching up with other processes both do with the tail another process appended. Records of
+/// other kinds (nodes, checkpoints) are stepped over; each commit gives the state after it and what it
+/// changed, for the change hub.
+struct TailReplay {
+    /// The file's bytes up to where the scan may read.
+    let fileBytes: UnsafeRawBufferPointer
+    /// Decrypted rows the replay reads (encrypted stores), kept until the caller empties it.
+    let scratch = ScratchRows()
+    private let region: MappedRegion
+    private let path: String
+    private let token = MutationToken.next()
+    private var next: DatabaseState
+    /// The state after the last replayed record, and where that record ends.
+    private(set) var known: (state: DatabaseState, end: UInt64)
+    /// The replayed commits, in order.
+    private(set) var commits: [ChangeHub.Commit] = []
+
+    init(fileBytes: UnsafeRawBufferPointer, region: MappedRegion, state: DatabaseState, end: UInt64, path: String) {
+        self.fileBytes = fileBytes
+        self.region = region
+        self.path = path
+        self.next = state
+        self.known = (state, end)
+    }
+
+    /// Replays `entry` (a record the scan verified).
+    mutating func visit(_ entry: LogScanner.Entry) throws(StorageError) {
+        guard Record.Kind(rawValue: entry.kind) == .commit else {
+            known.end = UInt64(entry.end)
+            return
+        }
+        let (region, scratch, path) = (self.region, self.scratch, self.path)
+        let readRow = { (location: RowLocation) throws(StorageError) -> RowView in
+            if let cipher = region.cipher {
+                return try scratch.keep(cipher: cipher, region: region, location: location, path: path)
+            }
+            return try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
+        }
+        let before = next
+        var touched: Replay.Touched? = Replay.Touched()
+        if let cipher = region.cipher {
+            defer { scratch.empty() }
+            try Replay.apply(
+                encrypted: entry, in: fileBytes, cipher: cipher, to: &next, token: token, path: path,
+                touched: &touched, readRow: readRow)
+        } else {
+            let payload = UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload])
+            try Replay.apply(
+                commit: payload, at: entry.payload.lowerBound, record: entry.offset, to: &next, token: token,
+                path: path, readRow: readRow)
+            touched?.add(payload)
+        }
+        known = (next, UInt64(entry.end))
+        let changes = StorageEngine.changes(touched ?? Replay.Touched(), before: before, after: next)
+        commits.append(ChangeHub.Commit(state: next, changes: changes, silenced: [], before: nil))
+    }
 }
 
 /// Waits for modifications of a store or its lock file (where writers publish their durable end):

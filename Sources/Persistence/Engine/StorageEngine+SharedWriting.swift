@@ -151,52 +151,20 @@ extension StorageEngine {
             }
             return
         }
-        let fileBytes = current.bytes(at: 0, count: Int(size))
-        let cipher = current.cipher
-        let scratch = ScratchRows()
-        let readRow = { (location: RowLocation) throws(StorageError) -> RowView in
-            if let cipher {
-                return try scratch.keep(cipher: cipher, region: current, location: location, path: path)
-            }
-            return try RowView(current.bytes(at: Int(location.offset), count: Int(location.length)))
-        }
-        var next = state
-        var known = (state: state, end: start)
-        var commits: [ChangeHub.Commit] = []
-        let token = MutationToken.next()
-        let visit = { (entry: LogScanner.Entry) throws(StorageError) in
-            guard Record.Kind(rawValue: entry.kind) == .commit else {
-                known.end = UInt64(entry.end)
-                return
-            }
-            let before = next
-            var touched: Replay.Touched? = Replay.Touched()
-            if let cipher {
-                defer { scratch.empty() }
-                try Replay.apply(
-                    encrypted: entry, in: fileBytes, cipher: cipher, to: &next, token: token, path: path,
-                    touched: &touched, readRow: readRow)
-            } else {
-                let payload = UnsafeRawBufferPointer(rebasing: fileBytes[entry.payload])
-                try Replay.apply(
-                    commit: payload, at: entry.payload.lowerBound, record: entry.offset, to: &next, token: token,
-                    path: path, readRow: readRow)
-                touched?.add(payload)
-            }
-            known = (next, UInt64(entry.end))
-            let changes = Self.changes(touched ?? Replay.Touched(), before: before, after: next)
-            commits.append(ChangeHub.Commit(state: next, changes: changes, silenced: [], before: nil))
-        }
+        var replay = TailReplay(
+            fileBytes: current.bytes(at: 0, count: Int(size)), region: current, state: state, end: start, path: path)
+        let fileBytes = replay.fileBytes
+        let visit = { (entry: LogScanner.Entry) throws(StorageError) in try replay.visit(entry) }
         var durable = false
         if limit != nil {
             // Another process may be appending past the limit: only the records the scan verified count, not
             // its verdict on the tail.
             _ = try? LogScanner.scan(fileBytes, from: Int(start), path: path, visit: visit)
-            scratch.empty()
+            replay.scratch.empty()
             durable = true
         } else {
             let outcome = try LogScanner.scan(fileBytes, from: Int(start), path: path, visit: visit)
-            scratch.empty()
+            replay.scratch.empty()
             let end = UInt64(outcome.validEnd)
             // A writer killed mid-append: its partial record (and whatever follows it) is zeroed, never cut
             // off (another process may map the file up to its size). It was never acknowledged.
@@ -211,18 +179,18 @@ extension StorageEngine {
             // Records no sync of their writer covered (it was killed before): durable before anyone sees them.
             // Without durability nothing is synced, and the watermark of this engine's records stays put.
             let published = presence?.durableEnd(generation: generation) ?? 0
-            durable = published >= known.end && published != .max
-            if known.end > start && !durable && configuration.durability == .full {
+            durable = published >= replay.known.end && published != .max
+            if replay.known.end > start && !durable && configuration.durability == .full {
                 do throws(StorageError) { try fs.sync(file) } catch {
                     core.withLock { $0.poisoned = Self.poison(path, error) }
                     throw Self.poison(path, error)
                 }
                 durable = true
-                publishDurableEnd(known.end)
+                publishDurableEnd(replay.known.end)
             }
         }
-        guard known.end > start else { return }
-        let caughtUp = known
+        guard replay.known.end > start else { return }
+        let caughtUp = replay.known
         core.withLock { core in
             guard core.appendedEnd == start else { return }
             if current !== core.region {
@@ -237,6 +205,7 @@ extension StorageEngine {
             core.reservedEnd = max(core.reservedEnd, caughtUp.end, limit == nil ? fileSize : 0)
             core.foreignCatchUps += 1
         }
+        let commits = replay.commits
         guard !commits.isEmpty else { return }
         // The observers of this process hear of the other process's commits as of its own.
         let observers = hub.record(commits, region: current)
