@@ -173,14 +173,7 @@ func runRace(path: String, writer: Int, count: Int) async throws -> Int32 {
     emit("START")
     var lastSeen = 0
     for i in stride(from: 1, through: count, by: 1) {
-        let id = writer * 1_000_000 + i
-        let seq = try await realm.write { realm -> Int in
-            let seq = realm.objects(Commit.self).count / 2 + 1
-            realm.create(Commit.self, value: ["id": id, "seq": seq, "stream": writer])
-            realm.create(Commit.self, value: ["id": id + 500_000, "seq": seq, "stream": writer])
-            return seq
-        }
-        emit("ACK \(id) \(seq)")
+        let seq = try await commitRaceTransaction(realm, writer: writer, number: i)
         let seen = await realm.read { $0.objects(Commit.self).count / 2 }
         if seen < seq || seen < lastSeen {
             emit("BAD read \(seen) transactions after committing seq \(seq) (saw \(lastSeen) before)")
@@ -206,6 +199,49 @@ func runRace(path: String, writer: Int, count: Int) async throws -> Int32 {
     let summary = await realm.read { raceSummary($0) }
     emit("FINAL \(summary)")
     return 0
+}
+
+/// Commits `race`'s transaction `number` of `writer` (two objects, the seq of the file's next transaction)
+/// and prints `ACK <id> <seq>` once it is durable. Returns the seq.
+func commitRaceTransaction(_ realm: Realm, writer: Int, number: Int) async throws -> Int {
+    let id = writer * 1_000_000 + number
+    let seq = try await realm.write { realm -> Int in
+        let seq = realm.objects(Commit.self).count / 2 + 1
+        realm.create(Commit.self, value: ["id": id, "seq": seq, "stream": writer])
+        realm.create(Commit.self, value: ["id": id + 500_000, "seq": seq, "stream": writer])
+        return seq
+    }
+    emit("ACK \(id) \(seq)")
+    return seq
+}
+
+/// `hog <file> <writer>`: commits `race` transactions back to back, without durability (so they come far
+/// faster than the writer lock's tick, and its lock never goes idle), until its stdin closes; then prints
+/// `DONE`. Beside it, another writer process must still get its turn (the holder lets the lock go when a
+/// process waits for it).
+func runHog(path: String, writer: Int) async throws -> Int32 {
+    var configuration = sharedConfiguration(path)
+    configuration.durability = .none
+    let realm = try await Realm(configuration: configuration)
+    emit("START")
+    let stop = StopFlag()
+    Thread.detachNewThread {
+        var byte: UInt8 = 0
+        while read(0, &byte, 1) > 0 {}
+        stop.value.store(true, ordering: .releasing)
+    }
+    var number = 0
+    while !stop.value.load(ordering: .acquiring) && number < 499_999 {
+        number += 1
+        _ = try await commitRaceTransaction(realm, writer: writer, number: number)
+    }
+    emit("DONE")
+    return 0
+}
+
+/// Set once by the thread that watches stdin.
+final class StopFlag: Sendable {
+    let value = Atomic(false)
 }
 
 /// `<transactions> <checksum> <problems>` of a race file: the checksum mixes every (id, seq) in id order;

@@ -387,6 +387,58 @@ struct SharedFileTests {
         #expect(failures.isEmpty, "\(failures)")
     }
 
+    /// A writer keeps the writer lock of every process between its commits (so a process alone pays no
+    /// system call per commit) and lets it go when another process waits for it: a process committing back
+    /// to back, never idle, does not keep a second writer out. The second one's 20 commits finish while
+    /// the first still commits; every commit of both is in the file once. (On a loaded machine the first
+    /// writer also pauses now and then, so this does not prove the hand-off: WriterLockTests does.)
+    @Test func aWriterThatNeverPausesStillLetsAnotherProcessWrite() async throws {
+        let executable = try Self.executable()
+        let failures = await onOwnThread { () -> [String] in
+            let directory = Self.directory("hog")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let file = directory + "/shared.realm"
+            var failures: [String] = []
+            do {
+                let hog = try ChildProcess(executable, ["hog", file, "9"], holdStdin: true)
+                let hogGuard = Self.watchdog(hog, within: 300)
+                // The first writer is under way (it holds the lock between commits from now on).
+                guard hog.wait(until: { Self.acks($0).count >= 20 }) else {
+                    return ["the first writer did not start: \(hog.finish().suffix(3))"]
+                }
+                let other = try ChildProcess(executable, ["race", file, "1", "20"], holdStdin: true)
+                let otherGuard = Self.watchdog(other, within: 120)
+                if !other.wait(until: { $0.contains("DONE") }) {
+                    failures.append("the second writer did not finish beside the first: \(other.finish().suffix(3))")
+                }
+                // The first writer committed beside the second all along (it is stopped only now).
+                let hogDone = hog.process.isRunning
+                hog.closeInput()
+                other.closeInput()
+                let (hogLines, otherLines) = (hog.finish(), other.finish())
+                if !hogDone { failures.append("the first writer stopped early: \(hogLines.suffix(3))") }
+                if hogGuard.isSet || otherGuard.isSet { failures.append("a writer blocked for minutes") }
+                let (rows, found) = try Self.check(executable, file)
+                guard let summary = found else { return failures + ["the checker printed no FINAL"] }
+                if summary.problems != "ok" { failures.append("the file: \(summary.problems)") }
+                let acks = Self.acks(hogLines) + Self.acks(otherLines)
+                if Self.acks(otherLines).count != 20 {
+                    failures.append("the second writer acknowledged \(Self.acks(otherLines).count) of 20")
+                }
+                if summary.transactions != acks.count {
+                    failures.append("the file holds \(summary.transactions) transactions, \(acks.count) acknowledged")
+                }
+                for ack in acks where rows[ack.id] != ack.seq {
+                    failures.append("acknowledged \(ack) is in the file as \(String(describing: rows[ack.id]))")
+                }
+            } catch {
+                failures.append("starting a child failed: \(error)")
+            }
+            return failures
+        }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
     /// One writer process is killed with SIGKILL at random moments (and started again) while another keeps
     /// writing the same file: the survivor never blocks for good (the kernel drops a dead process's writer
     /// lock), a killed writer's torn record is zeroed by the next writer, no acknowledged commit of either

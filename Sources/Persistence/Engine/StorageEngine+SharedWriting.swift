@@ -9,8 +9,9 @@ import Foundation
 /// ```
 /// The writer lock (``PresenceLock/lockWriter(waiting:)``, a record lock on byte 1 of `<store>.lock`) is
 /// taken by an engine when its first writer of a round gets the engine's write lock, before the
-/// transaction is handed out, and let go once nothing of the engine waits for a sync and no writer holds
-/// the write lock. So:
+/// transaction is handed out, and kept while the engine writes: it goes once the engine is idle (nothing
+/// waits for a sync, no writer holds the write lock) and either stayed idle for ``Configuration/writerLockTick`` or
+/// another process waits for it (see ``writerLockTick(hold:roundsBefore:)``). So:
 ///
 /// - **Every transaction starts at the newest version of any process.** Right after taking the lock, the
 ///   engine replays the records other processes appended since its own end (an incremental replay of the
@@ -26,6 +27,13 @@ import Foundation
 ///   end does not cover them.
 /// - Blocking never happens on the cooperative pool: one `F_SETLK` try inline, and if another process holds
 ///   the lock, the waiting `F_SETLKW` on a Dispatch thread (``offload(_:)``).
+/// - **A process alone pays nothing per commit.** While the engine holds the lock without a break, no
+///   other process can have appended, so a round takes neither the lock nor a look at the file's size.
+///   A tick every ``Configuration/writerLockTick`` (a Dispatch timer, only while the lock is held) lets it go after an
+///   idle tick, or, when a process waits for it (``PresenceLock/writerIsWaiting()``, one `fcntl`), at the
+///   engine's next idle moment; the engine's next round then waits its turn on a Dispatch thread instead
+///   of taking the lock back first. So another process waits at most about two ticks for an idle writer,
+///   and one tick plus the round in progress (a long transaction: its length) for a busy one.
 ///
 /// Without a ``PresenceLock`` (an in-memory store, a file system without record locks) there is one writer
 /// (the exclusive `flock` on the store), and none of this runs.
@@ -61,15 +69,28 @@ extension StorageEngine {
     /// Takes the writer lock of every process, if the engine does not hold it, and catches up with what
     /// other processes appended meanwhile. The caller holds the engine's write lock.
     nonisolated(nonsending) func lockFileWriter() async throws(StorageError) {
-        let (presence, held, closed) = core.withLock { ($0.presence, $0.writerLockHeld, $0.isClosed) }
+        let (presence, held, closed, yielded) = core.withLock { core in
+            core.writerRounds &+= 1
+            return (core.presence, core.writerLockHeld, core.isClosed, core.writerLockYielded)
+        }
         guard let presence, !held else { return }
         if closed { throw StorageError(.closed, "The store at '\(path)' is closed.") }
-        if try !presence.lockWriter(waiting: false) {
+        // Just given to a waiting process: taking it back inline could beat that process to it.
+        var locked = false
+        if !yielded { locked = try presence.lockWriter(waiting: false) }
+        if !locked {
             // Another process is writing: wait for it on a Dispatch thread, never on the cooperative pool.
             let locked = try await offload { () throws(StorageError) in try presence.lockWriter(waiting: true) }
             guard locked else { throw StorageError(.closed, "The store at '\(path)' is closed.") }
         }
-        core.withLock { $0.writerLockHeld = true }
+        let (hold, rounds) = core.withLock { core in
+            core.writerLockHeld = true
+            core.writerLockWanted = false
+            core.writerLockYielded = false
+            core.writerHolds &+= 1
+            return (core.writerHolds, core.writerRounds)
+        }
+        scheduleWriterLockTick(hold: hold, roundsBefore: rounds)
         do throws(StorageError) {
             try catchUpWithOtherWriters()
         } catch {
@@ -81,17 +102,50 @@ extension StorageEngine {
         }
     }
 
-    /// Lets the writer lock of every process go when nothing of this engine needs it: no writer holds the
-    /// write lock (one that does releases it later, through here) and no commit waits for a sync (the sync
-    /// thread comes here after its last round). Cheap when the lock is not held.
-    func releaseWriterLockIfIdle() {
-        guard core.withLock({ $0.writerLockHeld }), writeLock.tryLock() else { return }
+    /// Lets the writer lock of every process go if another process waits for it (or `always`) and
+    /// nothing of this engine needs it: no writer holds the write lock (one that does comes here later)
+    /// and no commit waits for a sync (the sync thread comes here after its last round). Cheap when the
+    /// lock is not held or not wanted: a round of a process alone keeps it (see the tick).
+    func releaseWriterLockIfIdle(always: Bool = false) {
+        guard core.withLock({ $0.writerLockHeld && (always || $0.writerLockWanted) }), writeLock.tryLock()
+        else { return }
         core.withLock { core in
             guard core.writerLockHeld, !core.syncInFlight, core.waiting.isEmpty else { return }
             core.presence?.unlockWriter()
             core.writerLockHeld = false
+            core.writerLockYielded = core.writerLockWanted
+            if core.writerLockWanted { core.writerHandOffs += 1 }
+            core.writerLockWanted = false
         }
         writeLock.unlock()
+    }
+
+    /// The writer lock's next tick (see ``writerLockTick(hold:roundsBefore:)``), on a Dispatch thread.
+    private func scheduleWriterLockTick(hold: UInt64, roundsBefore rounds: UInt64) {
+        let (seconds, attoseconds) = configuration.writerLockTick.components
+        let tick = DispatchTimeInterval.nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        DispatchQueue.global(qos: .userInitiated).asyncAfter(deadline: .now() + tick) {
+            [weak self] in self?.writerLockTick(hold: hold, roundsBefore: rounds)
+        }
+    }
+
+    /// Every ``Configuration/writerLockTick`` while the engine holds the writer lock (`hold`, its count of holds): no
+    /// round began since the last tick (`roundsBefore`), so the engine is idle: the lock goes. Else, when
+    /// another process waits for it, it goes at the engine's next idle moment (now, if that is now). Stops
+    /// when the hold ends (or the engine is gone: the timer holds it weakly).
+    private func writerLockTick(hold: UInt64, roundsBefore: UInt64) {
+        let (current, rounds, presence) = core.withLock { core in
+            (core.writerLockHeld && core.writerHolds == hold, core.writerRounds, core.presence)
+        }
+        guard current, let presence else { return }
+        if rounds == roundsBefore {
+            releaseWriterLockIfIdle(always: true)
+        } else if presence.writerIsWaiting() {
+            core.withLock { $0.writerLockWanted = true }
+            releaseWriterLockIfIdle()
+        }
+        guard core.withLock({ $0.writerLockHeld && $0.writerHolds == hold }) else { return }
+        scheduleWriterLockTick(hold: hold, roundsBefore: rounds)
     }
 
     /// A writable engine's reads (``snapshot()``, ``newestVersionAndCacheEpoch()``) catch up with the

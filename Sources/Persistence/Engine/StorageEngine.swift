@@ -60,6 +60,10 @@ package final class StorageEngine: Sendable {
         /// The 64-byte key of an encrypted store (nil: not encrypted). A new store is created encrypted with
         /// it; an existing one must have been created with it (see ``StoreCipher``).
         package var encryptionKey: [UInt8]?
+        /// How often an engine that holds the writer lock of every process between its writes looks at
+        /// whether it may let it go: after a tick with no write, or when another process waits for it (see
+        /// StorageEngine+SharedWriting.swift). Another process waits for an idle writer about two ticks.
+        package var writerLockTick: Duration = .milliseconds(2)
 
         package init(
             path: String?, fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .full,
@@ -219,6 +223,18 @@ package final class StorageEngine: Sendable {
         var report: RecoveryReport
         /// Whether this engine holds the writer lock of every process (see ``lockWriter()``).
         var writerLockHeld = false
+        /// Counts the write rounds that began (``lockFileWriter()``): the writer lock's tick tells an idle
+        /// engine from a busy one by it (see ``Configuration/writerLockTick``).
+        var writerRounds: UInt64 = 0
+        /// Counts the times this engine took the writer lock: a tick belongs to one hold.
+        var writerHolds: UInt64 = 0
+        /// Counts the times this engine let the writer lock go because another process waited for it.
+        var writerHandOffs: UInt64 = 0
+        /// Another process waits for the writer lock: the engine lets it go at its next idle moment.
+        var writerLockWanted = false
+        /// The engine let the writer lock go to a waiting process: its next round waits its turn rather
+        /// than taking the lock back before the waiter wakes up.
+        var writerLockYielded = false
         /// Catch-ups that found records of other processes since open (a compaction started before one is
         /// abandoned: its copy lacks them).
         var foreignCatchUps = 0
@@ -358,6 +374,12 @@ package final class StorageEngine: Sendable {
 
     /// The current cache epoch (see ``newestVersionAndCacheEpoch()``).
     package var cacheEpoch: UInt64 { core.withLock { $0.cacheEpoch } }
+
+    /// How often this engine took the writer lock of every process, and how often it let it go because
+    /// another process waited for it (see StorageEngine+SharedWriting.swift).
+    package var writerLockCounts: (holds: UInt64, handOffs: UInt64) {
+        core.withLock { ($0.writerHolds, $0.writerHandOffs) }
+    }
 
     /// File size, live bytes, and pinned versions.
     package var statistics: Statistics {

@@ -17,6 +17,7 @@
 ///                                             exclusive delete, compaction, truncation (never waited for)
 ///                 byte 1: fcntl record lock   exclusive the writer of every process that appends now
 ///                                                       (see lockWriter(waiting:); waited for off the pool)
+///                 byte 2: fcntl record lock   shared    a process waiting for byte 1 (see writerIsWaiting())
 ///                 bytes 8-31: the durable end (see publishDurableEnd; read through a mapping by writers)
 /// ```
 ///
@@ -245,6 +246,10 @@ package final class PresenceLock: Sendable {
             return entry.descriptor
         }
         guard let descriptor else { return false }
+        // A process that waits says so (byte 2, shared) for as long as it waits: the holder, which keeps
+        // the lock between its writes, lets it go at its next idle moment (see writerIsWaiting()).
+        if waiting { _ = Self.setLock(descriptor, type: F_RDLCK, byte: Self.waiterByte) }
+        defer { if waiting { _ = Self.setLock(descriptor, type: F_UNLCK, byte: Self.waiterByte) } }
         var description = Self.lockDescription(type: F_WRLCK, byte: Self.writerByte)
         while true {
             if fcntl(descriptor, waiting ? F_SETLKW : F_SETLK, &description) == 0 { break }
@@ -254,6 +259,23 @@ package final class PresenceLock: Sendable {
         }
         Self.table.withLock { table in table[path]?.writing = true }
         return true
+    }
+
+    /// The byte a process holds shared while it waits for the writer lock (see ``writerIsWaiting()``).
+    static let waiterByte: off_t = 2
+
+    /// Whether another process waits for the writer lock: one `fcntl(F_GETLK)` on byte 2, which a waiting
+    /// ``lockWriter(waiting:)`` holds shared while it waits. A holder that keeps the writer lock between its
+    /// writes asks this every few milliseconds (not per write) and lets the lock go when the answer is yes.
+    /// False when the question cannot be asked (the hold was released, the call failed): the holder then
+    /// lets the lock go after its idle time anyway.
+    package func writerIsWaiting() -> Bool {
+        Self.table.withLock { table in
+            guard let entry = table[path], !released.withLock({ $0 }) else { return false }
+            var query = Self.lockDescription(type: F_WRLCK, byte: Self.waiterByte)
+            guard fcntl(entry.descriptor, F_GETLK, &query) == 0 else { return false }
+            return Int32(query.l_type) != F_UNLCK
+        }
     }
 
     /// Lets the writer lock go (see ``lockWriter(waiting:)``).
