@@ -26,7 +26,9 @@ final class RealmContext {
     /// The number of tables in the store when `bindings` was made.
     private var boundTableCount = 0
     @exclusivity(unchecked) private(set) var snapshot: Snapshot
-    @exclusivity(unchecked) var session: WriteSession?
+    /// The write transaction: idle, writing or failed, and the writers waiting for it. It changes only
+    /// through its transitions (see `TransactionState`); `session` reads it.
+    @exclusivity(unchecked) var transaction = TransactionState()
     /// Bumped whenever rows may have moved (a new version, any write): cached row locations are then stale.
     @exclusivity(unchecked) private(set) var stamp: UInt64 = 1
     /// The engine's cache epoch when the snapshot was taken (see `StorageEngine.newestVersionAndCacheEpoch`).
@@ -531,5 +533,8 @@ final class RealmContext {
         return session
     }
 
-    func recordFailure(_ error: RealmError) { session?.fail(error) }
+    /// Latches `error` as the open transaction's failure (see `TransactionState`).
+    func recordFailure(_ error: RealmError) {
+        if let session { transaction.fail(error, in: session) }
+    }
 }

@@ -30,7 +30,6 @@ public actor Realm {
     /// The file's engine and registry key, for observers started from any task.
     nonisolated let engine: StorageEngine
     nonisolated let fileKey: String
-    var transactionWaiters: [CheckedContinuation<Void, Never>] = []
     /// When this realm's reads or writes last gave their thread up (`DispatchTime` nanoseconds; see the async
     /// `read`).
     private var lastTurn: UInt64 = DispatchTime.now().uptimeNanoseconds
@@ -119,13 +118,7 @@ public actor Realm {
             return try body()
         }
         // Hide the other task's transaction for the (synchronous) duration of `body`.
-        context.session = nil
-        context.invalidateLocations()
-        defer {
-            context.session = session
-            context.invalidateLocations()
-        }
-        return try body()
+        return try context.withTransactionHidden(body)
     }
 
     /// All objects of a class, as a lazy, live ``Results``.
