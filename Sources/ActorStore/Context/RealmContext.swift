@@ -524,12 +524,10 @@ final class RealmContext {
             preconditionFailure(
                 "Cannot \(action) outside of a write transaction: wrap the change in `try await realm.write { … }`.")
         }
-        if let owner = session.owner {
-            precondition(
-                owner == withUnsafeCurrentTask(body: { $0?.hashValue }),
-                "Cannot \(action) outside of a write transaction: the transaction open on this realm belongs to "
-                    + "another task. Wrap the change in `try await realm.write { … }`.")
-        }
+        precondition(
+            session.belongsToCurrentTask,
+            "Cannot \(action) outside of a write transaction: the transaction open on this realm belongs to "
+                + "another task. Wrap the change in `try await realm.write { … }`.")
         return session
     }
 

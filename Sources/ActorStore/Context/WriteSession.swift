@@ -43,6 +43,10 @@ final class WriteSession {
         self.owner = owner
     }
 
+    /// Whether the current task may use and end this transaction: it began it. (A transaction begun outside
+    /// any task would be every task's; `beginWrite()` being `async` rules that out.)
+    var belongsToCurrentTask: Bool { owner == nil || owner == Realm.currentTaskID() }
+
     /// The first failure of this session's transaction (its latch, held by the realm's `TransactionState`),
     /// or nil while nothing failed.
     var failure: RealmError? { context.transaction.failure(of: self) }

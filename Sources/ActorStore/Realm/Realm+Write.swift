@@ -159,12 +159,10 @@ extension Realm {
         guard let session = context.session else {
             preconditionFailure("\(call) was called without a write transaction: call beginWrite() first.")
         }
-        if let owner = session.owner {
-            precondition(
-                owner == Self.currentTaskID(),
-                "\(call) was called from a task that did not begin the open write transaction: another task "
-                    + "opened it with beginWrite() and only that task may end it.")
-        }
+        precondition(
+            session.belongsToCurrentTask,
+            "\(call) was called from a task that did not begin the open write transaction: another task "
+                + "opened it with beginWrite() and only that task may end it.")
         return session
     }
 

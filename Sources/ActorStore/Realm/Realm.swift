@@ -114,7 +114,7 @@ public actor Realm {
     /// Runs `body` seeing this task's view: when another task has a transaction open (between its
     /// `beginWrite()` and `commitWrite()`), the last committed version instead of its uncommitted changes.
     private func outsideOthersTransaction<R>(_ body: () throws -> R) rethrows -> R {
-        guard let session = context.session, session.owner != nil, session.owner != Self.currentTaskID() else {
+        guard let session = context.session, !session.belongsToCurrentTask else {
             return try body()
         }
         // Hide the other task's transaction for the (synchronous) duration of `body`.
@@ -173,7 +173,7 @@ public actor Realm {
     /// task suspended in an `await` inside it), it does nothing: only that task may end it.
     public func invalidate() {
         if let session = context.session {
-            guard session.owner == nil || session.owner == Self.currentTaskID() else { return }
+            guard session.belongsToCurrentTask else { return }
             cancelWrite()
         }
         context.refresh()
