@@ -1,3 +1,4 @@
+import ActorStorePersistence
 import Foundation
 import Testing
 
@@ -9,6 +10,14 @@ import Testing
 /// How the transaction the waiters wait for ends.
 enum TransactionEnding: String, CaseIterable, Sendable {
     case commit, cancel, failedCommit
+}
+
+/// What a waiting writer's write did.
+enum WaiterOutcome: Equatable, Sendable {
+    /// It committed, having seen `seen` books.
+    case wrote(seen: Int)
+    /// It threw (a `RealmError`'s code, or nil for another error).
+    case failed(RealmError.Code?)
 }
 
 @Suite struct TransactionStateTests {
@@ -51,12 +60,33 @@ enum TransactionEnding: String, CaseIterable, Sendable {
     @Test(arguments: TransactionEnding.allCases)
     func waitingWritersResumeInTheOrderTheyCame(after ending: TransactionEnding) async throws {
         let realm = try await Realm(configuration: testConfiguration([Book.self]))
-        let (thrown, seen) = try await endWithWaiters(realm, ending: ending, waiters: 4)
+        let (thrown, outcomes) = try await endWithWaiters(realm, ending: ending, waiters: 4)
         #expect(thrown == (ending == .failedCommit ? .primaryKeyExists : nil))
         let base = ending == .commit ? 1 : 0
         // Each waiter saw the books of the writers before it: the waiters wrote first come, first served.
-        #expect(seen == (0..<4).map { base + $0 })
+        #expect(outcomes == (0..<4).map { .wrote(seen: base + $0) })
         #expect(await realm.read { $0.objects(Book.self).count } == base + 4)
+        #expect(await realm.waitingWriterCount == 0)
+    }
+
+    // The limit turns a waiter left waiting (the turn not passed on) into a failure instead of a hang.
+    @Test(.timeLimit(.minutes(1)))
+    func waitingWritersEachGetTheirTurnWhenTheCommitPoisonsTheFile() async throws {
+        let faulty = FaultInjectingFileSystem(base: MemoryFileSystem(tracksDurability: true))
+        let path = "/db/\(UUID().uuidString).realm"
+        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Book.self])
+        config.fileSystem = faulty
+        config.durability = .full
+        config.automaticCompaction = false
+        let realm = try await Realm(configuration: config)
+        try await realm.write { $0.create(Book.self, value: ["id": 0]) }
+        // The next commit's fsync fails: the engine refuses every later write until the file is reopened.
+        faulty.onNextCall(where: { $0.operation == "Syncing" && $0.path == path }, fail: .error(EIO))
+        let (thrown, outcomes) = try await endWithWaiters(realm, ending: .commit, waiters: 3)
+        #expect(thrown == .poisoned)
+        // No waiter began a transaction, and each one that could not passed the turn to the next.
+        #expect(outcomes == Array(repeating: .failed(.poisoned), count: 3))
+        #expect(await realm.isInWriteTransaction == false)
         #expect(await realm.waitingWriterCount == 0)
     }
 }
@@ -97,21 +127,28 @@ private func failThenReadFromAnotherTask(
 }
 
 /// Begins a transaction, queues `waiters` writers behind it one after another (each waits until the one
-/// before it is queued), ends it as `ending` says, and returns what the commit threw and how many books
-/// each waiter saw when its write ran, in the order the waiters came.
+/// before it is queued), ends it as `ending` says, and returns what the commit threw and what each
+/// waiter's write did (how many books it saw, or what it threw), in the order the waiters came.
 private func endWithWaiters(
     _ realm: isolated Realm, ending: TransactionEnding, waiters: Int
-) async throws -> (thrown: RealmError.Code?, seen: [Int]) {
+) async throws -> (thrown: RealmError.Code?, outcomes: [WaiterOutcome]) {
     try await realm.beginWrite()
     realm.create(Book.self, value: ["id": 1, "title": "Owner"])
-    var tasks: [Task<Int, any Error>] = []
+    var tasks: [Task<WaiterOutcome, Never>] = []
     for index in 0..<waiters {
         tasks.append(
             Task.detached {
-                try await realm.write { realm in
-                    let count = realm.objects(Book.self).count
-                    realm.create(Book.self, value: ["id": 100 + index])
-                    return count
+                do {
+                    return .wrote(
+                        seen: try await realm.write { realm in
+                            let count = realm.objects(Book.self).count
+                            realm.create(Book.self, value: ["id": 100 + index])
+                            return count
+                        })
+                } catch let error as RealmError {
+                    return .failed(error.code)
+                } catch {
+                    return .failed(nil)
                 }
             })
         var turns = 0
@@ -122,20 +159,20 @@ private func endWithWaiters(
         }
     }
     var thrown: RealmError.Code?
-    switch ending {
-    case .commit:
-        try await realm.commitWrite()
-    case .cancel:
-        realm.cancelWrite()
-    case .failedCommit:
-        realm.create(Book.self, value: ["id": 1, "title": "Duplicate"])
-        do {
+    do {
+        switch ending {
+        case .commit:
             try await realm.commitWrite()
-        } catch let error as RealmError {
-            thrown = error.code
+        case .cancel:
+            realm.cancelWrite()
+        case .failedCommit:
+            realm.create(Book.self, value: ["id": 1, "title": "Duplicate"])
+            try await realm.commitWrite()
         }
+    } catch let error as RealmError {
+        thrown = error.code
     }
-    var seen: [Int] = []
-    for task in tasks { seen.append(try await task.value) }
-    return (thrown, seen)
+    var outcomes: [WaiterOutcome] = []
+    for task in tasks { outcomes.append(await task.value) }
+    return (thrown, outcomes)
 }
