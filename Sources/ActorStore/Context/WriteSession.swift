@@ -16,7 +16,6 @@ final class WriteSession {
     let owner: Int?
     // `@exclusivity(unchecked)` on this state: a session is confined to its realm's actor and none of these is
     // accessed re-entrantly while being modified (no access is held across a call).
-
     @exclusivity(unchecked) var adding = Set<ObjectIdentifier>()
     @exclusivity(unchecked) var addDepth = 0
     @exclusivity(unchecked) var encoding: [(object: ObjectBase, property: PropertyInfo, slot: any _Persistable)] = []

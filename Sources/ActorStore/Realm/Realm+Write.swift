@@ -142,10 +142,10 @@ extension Realm {
     /// rolled back for a latched failure, or failed to commit.
     ///
     /// A transaction that did not commit is rolled back (when its commit failed, that only makes sure the
-    /// engine's writer lock is let go). The realm then moves to the newest
-    /// version: after a commit, the one it made, even past the version limit (the commit is acknowledged,
-    /// so the realm must see it); otherwise at least the version the transaction started from, so objects
-    /// read in it stay valid. Last, the writer of this realm that has waited longest gets its turn.
+    /// engine's writer lock is let go). The realm then moves to the newest version: after a commit, the one
+    /// it made, even past the version limit (the commit is acknowledged, so the realm must see it);
+    /// otherwise at least the version the transaction started from, so objects read in it stay valid.
+    /// Last, the writer of this realm that has waited longest gets its turn.
     private func closeTransaction(_ session: WriteSession, committed: Bool) {
         if !committed { session.transaction.rollback() }
         context.advance(ignoringLimit: committed)
