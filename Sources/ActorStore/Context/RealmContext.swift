@@ -26,7 +26,9 @@ final class RealmContext {
     /// The number of tables in the store when `bindings` was made.
     private var boundTableCount = 0
     @exclusivity(unchecked) private(set) var snapshot: Snapshot
-    @exclusivity(unchecked) var session: WriteSession?
+    /// The write transaction: idle, writing or failed, and the writers waiting for it. It changes only
+    /// through its transitions (see `TransactionState`); `session` reads it.
+    @exclusivity(unchecked) var transaction = TransactionState()
     /// Bumped whenever rows may have moved (a new version, any write): cached row locations are then stale.
     @exclusivity(unchecked) private(set) var stamp: UInt64 = 1
     /// The engine's cache epoch when the snapshot was taken (see `StorageEngine.newestVersionAndCacheEpoch`).
@@ -522,14 +524,15 @@ final class RealmContext {
             preconditionFailure(
                 "Cannot \(action) outside of a write transaction: wrap the change in `try await realm.write { … }`.")
         }
-        if let owner = session.owner {
-            precondition(
-                owner == withUnsafeCurrentTask(body: { $0?.hashValue }),
-                "Cannot \(action) outside of a write transaction: the transaction open on this realm belongs to "
-                    + "another task. Wrap the change in `try await realm.write { … }`.")
-        }
+        precondition(
+            session.belongsToCurrentTask,
+            "Cannot \(action) outside of a write transaction: the transaction open on this realm belongs to "
+                + "another task. Wrap the change in `try await realm.write { … }`.")
         return session
     }
 
-    func recordFailure(_ error: RealmError) { session?.fail(error) }
+    /// Latches `error` as the open transaction's failure (see `TransactionState`).
+    func recordFailure(_ error: RealmError) {
+        if let session { transaction.fail(error, in: session) }
+    }
 }

@@ -2,13 +2,13 @@ import ActorStorePersistence
 import Foundation
 
 /// One write transaction of a ``Realm``: adds, creates, updates and deletes objects on the engine's
-/// transaction, and remembers the first failure.
+/// transaction.
 ///
 /// Realm's mutating calls (`add`, `create`, property setters) do not throw, so a failure inside a
 /// transaction (a duplicate primary key, a value that does not fit, a full disk while building the
-/// record) is recorded here; later operations of the transaction are skipped, and `write` /
-/// `commitWrite` roll the whole transaction back and throw it. Nothing of a failed transaction is ever
-/// committed.
+/// record) is latched (`fail(_:)`, held by the realm's `TransactionState`); later operations of the
+/// transaction are skipped, and `write` / `commitWrite` roll the whole transaction back and throw it.
+/// Nothing of a failed transaction is ever committed.
 final class WriteSession {
     unowned let context: RealmContext
     let transaction: WriteTransaction
@@ -16,8 +16,6 @@ final class WriteSession {
     let owner: Int?
     // `@exclusivity(unchecked)` on this state: a session is confined to its realm's actor and none of these is
     // accessed re-entrantly while being modified (no access is held across a call).
-    @exclusivity(unchecked) private(set) var failure: RealmError?
-
     @exclusivity(unchecked) var adding = Set<ObjectIdentifier>()
     @exclusivity(unchecked) var addDepth = 0
     @exclusivity(unchecked) var encoding: [(object: ObjectBase, property: PropertyInfo, slot: any _Persistable)] = []
@@ -44,8 +42,17 @@ final class WriteSession {
         self.owner = owner
     }
 
+    /// Whether the current task may use and end this transaction: it began it. (A transaction begun outside
+    /// any task would be every task's; `beginWrite()` being `async` rules that out.)
+    var belongsToCurrentTask: Bool { owner == nil || owner == Realm.currentTaskID() }
+
+    /// The first failure of this session's transaction (its latch, held by the realm's `TransactionState`),
+    /// or nil while nothing failed.
+    var failure: RealmError? { context.transaction.failure(of: self) }
+
+    /// Latches `error` as the transaction's failure, unless one is already latched.
     func fail(_ error: RealmError) {
-        if failure == nil { failure = error }
+        context.transaction.fail(error, in: self)
     }
 
     /// Runs one engine operation; a failure is recorded. Row locations are stale afterwards.

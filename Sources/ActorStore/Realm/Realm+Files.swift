@@ -74,7 +74,7 @@ extension Realm {
     ///   `.invalidValue` for a key that is not 64 bytes; the error an operation of the open transaction
     ///   recorded (that transaction cannot commit either).
     public func writeCopy(toFile url: URL, encryptionKey: Data? = nil) async throws {
-        let ownSession = context.session.flatMap { $0.owner == Self.currentTaskID() ? $0 : nil }
+        let ownSession = context.session.flatMap { $0.belongsToCurrentTask ? $0 : nil }
         // A transaction whose operation failed will not commit: its state may be half-applied.
         if let failure = ownSession?.failure { throw failure }
         let ownTransaction = ownSession?.transaction

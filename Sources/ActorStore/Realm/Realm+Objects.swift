@@ -34,7 +34,7 @@ extension Realm {
     /// try await realm.add(fido)
     /// ```
     public func add(_ object: sending ObjectBase, update: UpdatePolicy = .error) async throws {
-        if let session = context.session, session.owner == Self.currentTaskID() {
+        if let session = context.session, session.belongsToCurrentTask {
             return addInTransaction(object, update: update)
         }
         try await beginWrite()

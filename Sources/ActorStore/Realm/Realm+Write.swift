@@ -36,12 +36,17 @@ extension Realm {
         do {
             result = try block(self)
         } catch {
-            if session != nil, context.session === session { cancelWrite() }
+            if isStillOpen(session) { cancelWrite() }
             throw error
         }
         // The block may have ended the transaction itself (cancelWrite(), invalidate()).
-        if session != nil, context.session === session { try await commitWrite() }
+        if isStillOpen(session) { try await commitWrite() }
         return result
+    }
+
+    /// Whether `session`'s transaction is the one open now.
+    private func isStillOpen(_ session: WriteSession?) -> Bool {
+        session != nil && context.session === session
     }
 
     /// Whether a write transaction is open on this realm.
@@ -61,17 +66,20 @@ extension Realm {
                 .readOnly, "This realm was opened with readOnly: open it with readOnly = false to change it.")
         }
         let task = Self.currentTaskID()
+        // The realm's own writers queue here, first come, first served (see `TransactionState`); writers of
+        // other realms on the file queue for the engine's writer lock below.
         while let session = context.session {
             precondition(
                 session.owner == nil || session.owner != task,
                 "The Realm is already in a write transaction: commit or cancel it before beginning another.")
-            await withCheckedContinuation { transactionWaiters.append($0) }
+            await withCheckedContinuation { context.transaction.enqueue($0) }
         }
         let transaction: WriteTransaction
         do {
             transaction = try await context.engine.beginWrite()
         } catch {
-            resumeNextWaiter()
+            // No transaction began: the next waiter tries in turn.
+            context.transaction.resumeNextWaiter()
             throw RealmError(error)
         }
         if context.session != nil {
@@ -80,7 +88,7 @@ extension Realm {
             try await beginWrite()
             return
         }
-        context.session = WriteSession(context: context, transaction: transaction, owner: task)
+        context.beginTransaction(WriteSession(context: context, transaction: transaction, owner: task))
         if context.snapshot.version < transaction.state.version { context.invalidateLocations() }
         context.rebind()
     }
@@ -90,13 +98,11 @@ extension Realm {
     /// - Throws: a ``RealmError`` recorded by an operation of the transaction (then nothing is committed),
     ///   or one raised by the commit (`diskFull`, `ioFailure`: nothing committed; `poisoned`: reopen).
     public func commitWrite() async throws {
-        let session = ownSession(for: "commitWrite()")
-        context.session = nil
-        context.invalidateLocations()
-        if session.failure == nil, let limit = configuration.maximumNumberOfActiveVersions,
+        let open = ownSession(for: "commitWrite()")
+        if open.failure == nil, let limit = configuration.maximumNumberOfActiveVersions,
             context.versionsPinnedByOthers() >= Int(clamping: limit)
         {
-            session.fail(
+            open.fail(
                 RealmError(
                     .tooManyVersions,
                     "\(context.engine.statistics.pinnedVersions) versions are pinned (the limit, "
@@ -104,25 +110,19 @@ extension Realm {
                         + "Release frozen values, snapshots and ThreadSafeReferences you no longer need, or raise the "
                         + "limit. Nothing was committed."))
         }
-        if let failure = session.failure {
-            session.transaction.rollback()
-            context.advance()
-            context.rebind()
-            resumeNextWaiter()
+        // The realm is idle from here: another task may begin a transaction while this commit is awaited.
+        let (session, failure) = context.endTransaction()
+        if let failure {
+            closeTransaction(session, committed: false)
             throw failure
         }
         do {
             try await session.transaction.commit()
         } catch {
-            context.advance()
-            context.rebind()
-            resumeNextWaiter()
+            closeTransaction(session, committed: false)
             throw RealmError(error)
         }
-        // The commit is acknowledged: the realm must see it, even past the version limit (checked above).
-        context.advance(ignoringLimit: true)
-        context.rebind()
-        resumeNextWaiter()
+        closeTransaction(session, committed: true)
         // A commit may complete without suspending (durability `.none`, or a lone commit that polled for
         // its sync), so a loop of writes could hold its thread as a loop of reads does (see `read`): give it
         // up once per time slice, as a writer waiting for a thread (readers of the file give theirs up at
@@ -133,14 +133,24 @@ extension Realm {
     /// Discards everything the open write transaction did. Objects it added become invalidated; objects it
     /// deleted are valid again, the same instances (see ``ObjectBase/isInvalidated``).
     public func cancelWrite() {
-        let session = ownSession(for: "cancelWrite()")
-        context.session = nil
-        session.transaction.rollback()
-        context.invalidateLocations()
-        // Stay at (at least) the version the transaction started from: objects read in it stay valid.
-        context.advance()
+        _ = ownSession(for: "cancelWrite()")
+        let (session, _) = context.endTransaction()
+        closeTransaction(session, committed: false)
+    }
+
+    /// The epilogue of every transaction, once it has ended (see `TransactionState`): committed, cancelled,
+    /// rolled back for a latched failure, or failed to commit.
+    ///
+    /// A transaction that did not commit is rolled back (when its commit failed, that only makes sure the
+    /// engine's writer lock is let go). The realm then moves to the newest version: after a commit, the one
+    /// it made, even past the version limit (the commit is acknowledged, so the realm must see it);
+    /// otherwise at least the version the transaction started from, so objects read in it stay valid.
+    /// Last, the writer of this realm that has waited longest gets its turn.
+    private func closeTransaction(_ session: WriteSession, committed: Bool) {
+        if !committed { session.transaction.rollback() }
+        context.advance(ignoringLimit: committed)
         context.rebind()
-        resumeNextWaiter()
+        context.transaction.resumeNextWaiter()
     }
 
     /// The open write transaction, which the current task must own: ending another task's transaction
@@ -149,18 +159,15 @@ extension Realm {
         guard let session = context.session else {
             preconditionFailure("\(call) was called without a write transaction: call beginWrite() first.")
         }
-        if let owner = session.owner {
-            precondition(
-                owner == Self.currentTaskID(),
-                "\(call) was called from a task that did not begin the open write transaction: another task "
-                    + "opened it with beginWrite() and only that task may end it.")
-        }
+        precondition(
+            session.belongsToCurrentTask,
+            "\(call) was called from a task that did not begin the open write transaction: another task "
+                + "opened it with beginWrite() and only that task may end it.")
         return session
     }
 
-    private func resumeNextWaiter() {
-        if !transactionWaiters.isEmpty { transactionWaiters.removeFirst().resume() }
-    }
+    /// The number of this realm's writers waiting for its open transaction to end (for tests).
+    var waitingWriterCount: Int { context.transaction.waiterCount }
 
     static func currentTaskID() -> Int? {
         withUnsafeCurrentTask { $0?.hashValue }

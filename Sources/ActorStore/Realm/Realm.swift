@@ -30,7 +30,6 @@ public actor Realm {
     /// The file's engine and registry key, for observers started from any task.
     nonisolated let engine: StorageEngine
     nonisolated let fileKey: String
-    var transactionWaiters: [CheckedContinuation<Void, Never>] = []
     /// When this realm's reads or writes last gave their thread up (`DispatchTime` nanoseconds; see the async
     /// `read`).
     private var lastTurn: UInt64 = DispatchTime.now().uptimeNanoseconds
@@ -115,17 +114,11 @@ public actor Realm {
     /// Runs `body` seeing this task's view: when another task has a transaction open (between its
     /// `beginWrite()` and `commitWrite()`), the last committed version instead of its uncommitted changes.
     private func outsideOthersTransaction<R>(_ body: () throws -> R) rethrows -> R {
-        guard let session = context.session, session.owner != nil, session.owner != Self.currentTaskID() else {
+        guard let session = context.session, !session.belongsToCurrentTask else {
             return try body()
         }
         // Hide the other task's transaction for the (synchronous) duration of `body`.
-        context.session = nil
-        context.invalidateLocations()
-        defer {
-            context.session = session
-            context.invalidateLocations()
-        }
-        return try body()
+        return try context.withTransactionHidden(body)
     }
 
     /// All objects of a class, as a lazy, live ``Results``.
@@ -180,7 +173,7 @@ public actor Realm {
     /// task suspended in an `await` inside it), it does nothing: only that task may end it.
     public func invalidate() {
         if let session = context.session {
-            guard session.owner == nil || session.owner == Self.currentTaskID() else { return }
+            guard session.belongsToCurrentTask else { return }
             cancelWrite()
         }
         context.refresh()
