@@ -2,7 +2,8 @@ import ActorStorePersistence
 import Foundation
 
 /// The matches of a query at one version: immutable, `Sendable`, a `RandomAccessCollection` of
-/// ``Frozen`` objects, with the same query methods as ``Results``.
+/// ``Frozen`` objects, with the same query methods as ``Results`` (those of ``ComposableQuery``), which
+/// return frozen results of the same version.
 ///
 /// O(1) to make; the query is evaluated once, at the first read, and the matches are kept. All objects of
 /// a class, unfiltered, have an O(1) `count` and O(log n) index access.
@@ -113,116 +114,20 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
 
     /// The same query, live in `realm` (at its current version, not this one).
     public func thaw(in realm: isolated Realm) -> Results<Element> { Results(context: realm.context, query: query) }
+}
 
-    /// A short description of how the query runs (which index it uses, or a scan), for debugging.
-    public func explain() -> String { executor.explain(query) }
+extension FrozenResults: ComposableQuery {
+    /// The class queried: the model class of the frozen objects.
+    public typealias Root = Element
 
-    // MARK: Querying (the same methods as `Results`)
+    /// The query evaluated (see ``ComposableQuery``).
+    public var _query: _QueryValue { _QueryValue(query) }
 
-    private func adding(_ change: (inout QueryDescription) -> Void) throws(RealmError) -> FrozenResults {
-        var query = query
-        change(&query)
-        try executor.validate(query)
-        return FrozenResults(context: context, query: query)
-    }
+    /// Runs queries against the frozen version (see ``ComposableQuery``).
+    public var _queryRunner: _QueryRunner { _QueryRunner(executor) }
 
-    private func addingValidated(_ change: (inout QueryDescription) -> Void) -> FrozenResults {
-        var query = query
-        change(&query)
-        return FrozenResults(context: context, query: query)
-    }
-
-    /// The matches of a predicate string (see ``Results/filter(_:_:)-(String,_)``).
-    public func filter(_ predicateFormat: String, _ args: Any...) throws(RealmError) -> FrozenResults<Element> {
-        let predicate = try PredicateParser.parse(predicateFormat, args)
-        return try adding { $0.predicates.append(predicate) }
-    }
-
-    /// The matches of a Foundation `#Predicate`.
-    public func filter(_ predicate: Foundation.Predicate<Element>) throws(RealmError) -> FrozenResults<Element> {
-        let translated = try translatePredicate(predicate)
-        return try adding { $0.predicates.append(translated) }
-    }
-
-    /// The matches of a type-safe query: `where { $0.age < 2 }`.
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> FrozenResults<Element> {
-        let predicate = makeWherePredicate(Element.self, isIncluded)
-        do {
-            return try adding { $0.predicates.append(predicate) }
-        } catch {
-            preconditionFailure("where { … } built an invalid query: \(error.message)")
-        }
-    }
-
-    /// Sorted by a property or a property of a to-one link (`"owner.name"`).
-    public func sorted(
-        byKeyPath keyPath: String, ascending: Bool = true
-    ) throws(RealmError) -> FrozenResults<
-        Element
-    > {
-        let path = try PredicateParser.parseKeyPath(keyPath)
-        return try adding { $0.orderings.append(.sort([QuerySortKey(path: path, ascending: ascending)])) }
-    }
-
-    /// Sorted by a property: `sorted(by: \.name)`.
-    public func sorted<V: _PersistableScalar>(
-        by keyPath: KeyPath<Element, V>, ascending: Bool = true
-    )
-        -> FrozenResults<Element>
-    {
-        let path = QueryCalls.keyPath(keyPath, Element.self)
-        return addingValidated { $0.orderings.append(.sort([QuerySortKey(path: path, ascending: ascending)])) }
-    }
-
-    /// Sorted by several keys, the first deciding first.
-    public func sorted(by descriptors: [SortDescriptor<Element>]) -> FrozenResults<Element> {
-        let keys = QueryCalls.sortKeys(descriptors)
-        return addingValidated { $0.orderings.append(.sort(keys)) }
-    }
-
-    /// The first object for each distinct combination of values of the key paths.
-    public func distinct(by keyPaths: [String]) throws(RealmError) -> FrozenResults<Element> {
-        var paths: [QueryKeyPath] = []
-        for keyPath in keyPaths { paths.append(try PredicateParser.parseKeyPath(keyPath)) }
-        return try adding { $0.orderings.append(.distinct(paths)) }
-    }
-
-    /// The first object for each distinct combination of values of the key paths.
-    public func distinct(by keyPaths: [PartialKeyPath<Element>]) -> FrozenResults<Element> {
-        let paths = keyPaths.map { QueryCalls.keyPath($0, Element.self) }
-        return addingValidated { $0.orderings.append(.distinct(paths)) }
-    }
-
-    /// At most `maxCount` objects.
-    public func limit(_ maxCount: Int) -> FrozenResults<Element> {
-        addingValidated { $0.orderings.append(.limit(Swift.max(0, maxCount))) }
-    }
-
-    /// The smallest value of a property among the matches; nil if there are none.
-    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
-    public func min<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
-        QueryCalls.convert(try aggregate(property, .min), to: T.self)
-    }
-
-    /// The largest value of a property among the matches; nil if there are none.
-    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
-    public func max<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
-        QueryCalls.convert(try aggregate(property, .max), to: T.self)
-    }
-
-    /// The sum of a numeric property over the matches.
-    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
-    public func sum<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T {
-        QueryCalls.convert(try aggregate(property, .sum), to: T.self) ?? T._rlmScalarDefault
-    }
-
-    /// The average of a numeric property over the matches; nil if there are none.
-    /// - Complexity: O(n) in the matches: evaluates the query, then reads the property of each match.
-    public func average<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
-        QueryCalls.convert(try aggregate(property, .avg), to: T.self)
-    }
-
-    private func aggregate(_ property: String, _ terminal: PlanTerminal) throws(RealmError) -> Value {
-        try executor.aggregate(query, try PredicateParser.parseKeyPath(property), terminal)
+    /// Frozen results of `query` at the same version (see ``ComposableQuery``).
+    public func _withQuery(_ query: _QueryValue) -> FrozenResults {
+        FrozenResults(context: context, query: query.description)
     }
 }

@@ -16,7 +16,8 @@ import Foundation
 ///
 /// It works as ``Results`` does, with the class's schema as the file stores it: the same predicate
 /// language (links such as `owner.name`, collections such as `ANY dogs.age`, `@count` and the other
-/// aggregates, `SUBQUERY`), the same sorting, `distinct` and `limit`, and the same errors. It is lazy and
+/// aggregates, `SUBQUERY`), the same sorting, `distinct` and `limit` (the methods of ``ComposableQuery`` that
+/// name properties by strings), and the same errors. It is lazy and
 /// live: chaining only composes a query, and the matches are recomputed at the first read after the version
 /// changed (including the open write transaction's own changes). A `for … in` loop iterates the matches as
 /// they were when the loop began.
@@ -141,27 +142,6 @@ public final class DynamicResults: RandomAccessCollection {
         return keys.firstIndex(of: object.key)
     }
 
-    // MARK: Composing
-
-    /// The objects matching a predicate string, as ``Results/filter(_:_:)``:
-    /// `filter("age < %@ AND owner.name BEGINSWITH[c] %@", 2, "j")`. A ``DynamicObject`` (or a managed
-    /// object) given as an argument is matched by identity (`owner == %@`).
-    ///
-    /// - Throws: ``RealmError/Code/invalidQuery`` with the position and what was expected, for a syntax
-    ///   error, a property the class does not have, a type mismatch or missing arguments.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws(RealmError) -> DynamicResults {
-        let predicate = try PredicateParser.parse(predicateFormat, args)
-        return try adding { $0.predicates.append(predicate) }
-    }
-
-    /// The results sorted by a property (or a property of a to-one link: `"owner.name"`), as
-    /// ``Results/sorted(byKeyPath:ascending:)``: sorts are stable, so the last sort decides first.
-    ///
-    /// - Throws: ``RealmError/Code/invalidQuery`` for an unknown property, a collection or a link.
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws(RealmError) -> DynamicResults {
-        try sorted(by: [DynamicSortDescriptor(keyPath: keyPath, ascending: ascending)])
-    }
-
     /// The results sorted by several keys, the first deciding first:
     /// `sorted(by: [DynamicSortDescriptor(keyPath: "age", ascending: false), DynamicSortDescriptor(keyPath: "name")])`.
     ///
@@ -175,66 +155,22 @@ public final class DynamicResults: RandomAccessCollection {
         }
         return try adding { $0.orderings.append(.sort(keys)) }
     }
+}
 
-    /// The first object for each distinct combination of values of the key paths, in the current order.
-    ///
-    /// - Throws: ``RealmError/Code/invalidQuery`` for an unknown property, a collection or a link.
-    public func distinct(by keyPaths: [String]) throws(RealmError) -> DynamicResults {
-        var paths: [QueryKeyPath] = []
-        for keyPath in keyPaths { paths.append(try PredicateParser.parseKeyPath(keyPath)) }
-        return try adding { $0.orderings.append(.distinct(paths)) }
-    }
+extension DynamicResults: ComposableQuery {
+    /// The objects queried, read by property name.
+    public typealias Root = DynamicObject
 
-    /// At most `maxCount` objects. Without a sort before it, evaluation stops after `maxCount` matches.
-    public func limit(_ maxCount: Int) -> DynamicResults {
-        var query = query
-        query.orderings.append(.limit(Swift.max(0, maxCount)))
-        return DynamicResults(source: source, className: className, generation: generation, query: query)
-    }
+    /// The query evaluated (see ``ComposableQuery``).
+    public var _query: _QueryValue { _QueryValue(query) }
 
-    // MARK: Aggregates
+    /// Runs queries against the class's stored schema at the version the source reads (a class that version
+    /// does not have is not checked: its results are empty). See ``ComposableQuery``.
+    public var _queryRunner: _QueryRunner { run { _QueryRunner($0) } }
 
-    /// The smallest value of a property (numbers, dates, strings) among the matches; nil if there are none.
-    public func min<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
-        QueryCalls.convert(try aggregate(property, .min), to: T.self)
-    }
-
-    /// The largest value of a property (numbers, dates, strings) among the matches; nil if there are none.
-    public func max<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
-        QueryCalls.convert(try aggregate(property, .max), to: T.self)
-    }
-
-    /// The sum of a numeric property over the matches (0 when there are none).
-    public func sum<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T {
-        QueryCalls.convert(try aggregate(property, .sum), to: T.self) ?? T._rlmScalarDefault
-    }
-
-    /// The average of a numeric property over the matches; nil if there are none.
-    public func average<T: _PersistableScalar>(ofProperty property: String) throws(RealmError) -> T? {
-        QueryCalls.convert(try aggregate(property, .avg), to: T.self)
-    }
-
-    /// A short description of how the query runs (which index it uses, or a scan), for debugging.
-    public func explain() -> String { run { $0.explain(query) } }
-
-    private func aggregate(_ property: String, _ terminal: PlanTerminal) throws(RealmError) -> Value {
-        let path = try PredicateParser.parseKeyPath(property)
-        return try run { (executor) throws(RealmError) in
-            guard executor.table != nil else { return terminal.isSum ? .int(0) : .null }
-            return try executor.aggregate(query, path, terminal)
-        }
-    }
-
-    /// The results with `change` applied to the query, checked against the class's stored schema (a class
-    /// the version does not have is not checked: its results are empty).
-    private func adding(_ change: (inout QueryDescription) -> Void) throws(RealmError) -> DynamicResults {
-        var query = query
-        change(&query)
-        try run { (executor) throws(RealmError) in
-            guard executor.table != nil else { return }
-            try executor.validate(query)
-        }
-        return DynamicResults(source: source, className: className, generation: generation, query: query)
+    /// Dynamic results of `query` over the same class and source (see ``ComposableQuery``).
+    public func _withQuery(_ query: _QueryValue) -> DynamicResults {
+        DynamicResults(source: source, className: className, generation: generation, query: query.description)
     }
 }
 

@@ -11,8 +11,8 @@ import Foundation
 /// let sameThing = realm.objects(Dog.self).where { $0.age < 2 && $0.name.starts(with: "b", options: .caseInsensitive) }
 /// ```
 ///
-/// Nothing is evaluated until you read: chaining `filter`, `where`, `sorted`, `distinct` and `limit` only
-/// composes a query. A `Results` always reflects the realm's current version, including the open write
+/// Nothing is evaluated until you read: chaining `filter`, `where`, `sorted`, `distinct` and `limit` (the
+/// methods of ``ComposableQuery``) only composes a query. A `Results` always reflects the realm's current version, including the open write
 /// transaction's own changes: the matches are recomputed at the first read after anything changed. All
 /// objects of a class, unfiltered, have an O(1) `count` and O(log n) index access. A `for … in` loop
 /// iterates the matches as they were when the loop began, even if the loop changes or deletes them.
@@ -199,24 +199,20 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// Whether the results are frozen: never, for `Results` (see ``FrozenResults``).
     public var isFrozen: Bool { false }
+}
 
-    /// A short description of how the query runs (which index it uses, or a scan), for debugging.
-    public func explain() -> String { context.runQuery(query, Element.self) { $0.explain(query) } }
+extension Results: ComposableQuery {
+    /// The class queried: the results' elements.
+    public typealias Root = Element
 
-    // MARK: Composing
+    /// The query evaluated (see ``ComposableQuery``).
+    public var _query: _QueryValue { _QueryValue(query) }
 
-    func adding(_ change: (inout QueryDescription) -> Void) throws(RealmError) -> Results {
-        var query = query
-        change(&query)
-        try context.runQuery(query, Element.self) { (executor) throws(RealmError) in try executor.validate(query) }
-        return Results(context: context, query: query)
-    }
+    /// Runs queries against the realm's current version (see ``ComposableQuery``).
+    public var _queryRunner: _QueryRunner { context.runQuery(query, Element.self) { _QueryRunner($0) } }
 
-    func addingValidated(_ change: (inout QueryDescription) -> Void) -> Results {
-        var query = query
-        change(&query)
-        return Results(context: context, query: query)
-    }
+    /// Live results of `query` in the same realm (see ``ComposableQuery``).
+    public func _withQuery(_ query: _QueryValue) -> Results { Results(context: context, query: query.description) }
 }
 
 /// The matches of a live `Results`, kept until the realm's stamp moves.

@@ -80,47 +80,12 @@ extension Query where T: _QueryCollection, T._QueryElement: _QueryNumeric {
     public var avg: Query<T._QueryElement._QueryAverage> { aggregate(.avg, "avg") }
 }
 
-extension Query where T: _QueryCollection, T._QueryElement: _QueryString {
-    /// Whether any element starts with `value`.
-    public func starts(with value: String, options: StringOptions = []) -> Query<Bool> {
-        compare(.beginsWith, .expression(constant(value)), options.queryOptions)
-    }
-
-    /// Whether any element ends with `value`.
-    public func ends(with value: String, options: StringOptions = []) -> Query<Bool> {
-        compare(.endsWith, .expression(constant(value)), options.queryOptions)
-    }
-
-    /// Whether any element equals `value` under `options`.
-    public func equals(_ value: String, options: StringOptions = []) -> Query<Bool> {
-        compare(.equal, .expression(constant(value)), options.queryOptions)
-    }
-
-    /// Whether any element differs from `value` under `options`.
-    public func notEquals(_ value: String, options: StringOptions = []) -> Query<Bool> {
-        compare(.notEqual, .expression(constant(value)), options.queryOptions)
-    }
-
-    /// Whether any element matches the wildcard `pattern` (`?`: one character, `*`: any run).
-    public func like(_ pattern: String, caseInsensitive: Bool = false) -> Query<Bool> {
-        compare(.like, .expression(constant(pattern)), caseInsensitive ? .caseInsensitive : [])
-    }
-}
-
 extension Query where T: _QueryToMany, T._QueryElement: _QueryString {
     /// Whether any of the strings contains `value`: `$0.dogs.name.contains("ex")`. (On a list of strings,
     /// `contains` looks for an element instead.)
     public func contains(_ value: String, options: StringOptions = []) -> Query<Bool> {
         compare(.contains, .expression(constant(value)), options.queryOptions)
     }
-}
-
-extension Query where T: _QueryCollection, T._QueryElement: _QueryData {
-    /// Whether any element starts with `value`.
-    public func starts(with value: Data) -> Query<Bool> { compare(.beginsWith, .expression(constant(value))) }
-
-    /// Whether any element ends with `value`.
-    public func ends(with value: Data) -> Query<Bool> { compare(.endsWith, .expression(constant(value))) }
 }
 
 extension Query where T: _QueryToMany, T._QueryElement: _QueryData {

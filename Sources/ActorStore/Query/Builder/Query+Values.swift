@@ -95,29 +95,33 @@ extension Query where T: _QueryString {
     public func contains(_ value: String, options: StringOptions = []) -> Query<Bool> {
         compare(.contains, .expression(constant(value)), options.queryOptions)
     }
+}
 
-    /// Whether the string starts with `value`.
+extension Query where T: _QueryStringValues {
+    /// Whether the string starts with `value` (on a collection of strings: whether any element does).
     public func starts(with value: String, options: StringOptions = []) -> Query<Bool> {
         compare(.beginsWith, .expression(constant(value)), options.queryOptions)
     }
 
-    /// Whether the string ends with `value`.
+    /// Whether the string ends with `value` (on a collection of strings: whether any element does).
     public func ends(with value: String, options: StringOptions = []) -> Query<Bool> {
         compare(.endsWith, .expression(constant(value)), options.queryOptions)
     }
 
-    /// Whether the string equals `value` under `options` (`==` with options).
+    /// Whether the string equals `value` under `options` (`==` with options; on a collection of strings:
+    /// whether any element does).
     public func equals(_ value: String, options: StringOptions = []) -> Query<Bool> {
         compare(.equal, .expression(constant(value)), options.queryOptions)
     }
 
-    /// Whether the string differs from `value` under `options` (`!=` with options).
+    /// Whether the string differs from `value` under `options` (`!=` with options; on a collection of
+    /// strings: whether any element does).
     public func notEquals(_ value: String, options: StringOptions = []) -> Query<Bool> {
         compare(.notEqual, .expression(constant(value)), options.queryOptions)
     }
 
     /// Whether the string matches the wildcard `pattern`: `?` matches one character, `*` any run of them
-    /// (`"?bc*"` matches "abcde" and "cbc").
+    /// (`"?bc*"` matches "abcde" and "cbc"). On a collection of strings: whether any element does.
     public func like(_ pattern: String, caseInsensitive: Bool = false) -> Query<Bool> {
         compare(.like, .expression(constant(pattern)), caseInsensitive ? .caseInsensitive : [])
     }
@@ -126,11 +130,13 @@ extension Query where T: _QueryString {
 extension Query where T: _QueryData {
     /// Whether the bytes contain `value`.
     public func contains(_ value: Data) -> Query<Bool> { compare(.contains, .expression(constant(value))) }
+}
 
-    /// Whether the bytes start with `value`.
+extension Query where T: _QueryDataValues {
+    /// Whether the bytes start with `value` (on a collection of byte strings: whether any element does).
     public func starts(with value: Data) -> Query<Bool> { compare(.beginsWith, .expression(constant(value))) }
 
-    /// Whether the bytes end with `value`.
+    /// Whether the bytes end with `value` (on a collection of byte strings: whether any element does).
     public func ends(with value: Data) -> Query<Bool> { compare(.endsWith, .expression(constant(value))) }
 }
 

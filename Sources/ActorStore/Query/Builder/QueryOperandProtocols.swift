@@ -17,10 +17,20 @@ public protocol _QueryNumeric: _QueryComparable {
 }
 
 /// `String` and `String?`: the string operators of queries. Public only because `Query`'s constraints name it.
-public protocol _QueryString: _PersistableScalar {}
+public protocol _QueryString: _PersistableScalar, _QueryStringValues {}
 
 /// `Data` and `Data?`: the binary operators of queries. Public only because `Query`'s constraints name it.
-public protocol _QueryData: _PersistableScalar {}
+public protocol _QueryData: _PersistableScalar, _QueryDataValues {}
+
+/// Strings and collections of strings (`String`, `String?`, `List<String>`, `MutableSet<String>`,
+/// `ToMany<String>`): the operands of `starts(with:)`, `ends(with:)`, `equals`, `notEquals` and `like`, which
+/// on a collection hold when any element matches. Public only because `Query`'s constraints name it.
+public protocol _QueryStringValues {}
+
+/// Byte strings and collections of them (`Data`, `Data?`, `List<Data>`, `MutableSet<Data>`, `ToMany<Data>`):
+/// the operands of `starts(with:)` and `ends(with:)`, which on a collection hold when any element matches.
+/// Public only because `Query`'s constraints name it.
+public protocol _QueryDataValues {}
 
 /// Optional links (`Person?`): queried through their properties, compared by identity. Public only because
 /// `Query`'s constraints name it.
@@ -101,6 +111,14 @@ extension String: _QueryString {}
 extension Optional: _QueryString where Wrapped: _QueryString {}
 extension Data: _QueryData {}
 extension Optional: _QueryData where Wrapped: _QueryData {}
+extension Optional: _QueryStringValues where Wrapped: _QueryString {}
+extension List: _QueryStringValues where Element: _QueryString {}
+extension MutableSet: _QueryStringValues where Element: _QueryString {}
+extension ToMany: _QueryStringValues where Element: _QueryString {}
+extension Optional: _QueryDataValues where Wrapped: _QueryData {}
+extension List: _QueryDataValues where Element: _QueryData {}
+extension MutableSet: _QueryDataValues where Element: _QueryData {}
+extension ToMany: _QueryDataValues where Element: _QueryData {}
 extension Optional: _QueryLink where Wrapped: ObjectBase {
     public typealias _QueryLinked = Wrapped
 }

@@ -50,6 +50,7 @@ extension QueryExecutor {
     )
         throws(RealmError) -> Value
     {
+        if isMissingStoredClass { return .null }  // no objects: no minimum, and a sum of 0
         var resolver = QueryResolver(schema: schema, queried: queried)
         let resolved = try singleValuePath(path, &resolver, purpose: "aggregate")
         let comparable = resolved.type == .date || resolved.type == .string

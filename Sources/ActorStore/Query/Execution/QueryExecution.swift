@@ -30,6 +30,13 @@ struct QueryExecutor {
     /// The table of the class queried, or nil when the version has none (then it has no objects).
     var table: TableID? { schema.tableID(for: queried) }
 
+    /// Whether the class queried is read by its stored schema (without its model class) and the version does
+    /// not have it: a class with no properties and no objects, against which queries are not checked.
+    var isMissingStoredClass: Bool {
+        guard case .stored = queried else { return false }
+        return table == nil
+    }
+
     /// The objects bound while evaluating: index 0 is the object tested, then `SUBQUERY` variables.
     struct Scope {
         var root: (table: TableID, key: ObjectKey)
@@ -50,8 +57,11 @@ struct QueryExecutor {
 
     // MARK: Running
 
-    /// Checks `description` against the schema without running it.
+    /// Checks `description` against the schema without running it. A class read by its stored schema that
+    /// the version does not have is not checked (it has no properties to check against; its results are
+    /// empty).
     func validate(_ description: QueryDescription) throws(RealmError) {
+        if isMissingStoredClass { return }
         var resolver = QueryResolver(schema: schema, queried: queried)
         if let predicate = description.predicate { _ = try resolver.resolve(predicate) }
         for ordering in description.orderings {
