@@ -91,17 +91,3 @@ final class ChangeIterator<Stream: ChangeStream> {
         }
     }
 }
-
-extension ClosureObservation {
-    /// The one implementation behind every `observe` overload: subscribes now (a commit after this returns
-    /// is observed), then calls `deliver` with each element of `stream` on a background task until the
-    /// token is invalidated or released. A stream that could not be made (a key path naming no property)
-    /// delivers its error once.
-    static func observe<Stream: ChangeStream>(
-        _ stream: Result<Stream, RealmError>, _ deliver: @escaping @Sendable (Stream.Element) async -> Void
-    ) -> NotificationToken where Stream.Element: Sendable {
-        let iterator = ChangeIterator(stream)
-        let subscription = iterator.start()
-        return start(subscription: subscription, next: { await iterator.next() }, deliver: deliver)
-    }
-}
