@@ -15,7 +15,8 @@ protocol ChangeFeed: AnyObject {
 }
 
 /// A public change sequence (``CollectionChanges``, ``ObjectChanges``, ...): how it subscribes, and what its
-/// elements are. Its iterator and its closure observation (`observe`) are ``ChangeIterator``.
+/// elements are. Its iterator (``ChangeIterator``) and its closure observation (`observe`) are a
+/// ``ChangeIteration``.
 protocol ChangeStream: AsyncSequence, Sendable {
     associatedtype Feed: ChangeFeed
     /// Registers with the change hub: from here on, commits are remembered for this iteration.
@@ -28,7 +29,7 @@ protocol ChangeStream: AsyncSequence, Sendable {
 /// `next()` (or earlier by ``start()``), then the feed's deliveries until the feed ends, throws, or
 /// delivers its last; an error (subscribing included) is delivered once, as the stream's element for it,
 /// and ends the iteration.
-final class ChangeIterator<Stream: ChangeStream> {
+final class ChangeIteration<Stream: ChangeStream> {
     private enum State {
         /// Not subscribed yet.
         case ready(Stream)
@@ -90,4 +91,21 @@ final class ChangeIterator<Stream: ChangeStream> {
             }
         }
     }
+}
+
+/// Iterates a change sequence (``CollectionChanges``, ``DetailedCollectionChanges``,
+/// ``ValueCollectionChanges``, ``ObjectChanges``, ``RealmChanges``): the iterator every one of them makes.
+/// Observation begins at the first ``next()``.
+public struct ChangeIterator<Element>: AsyncIteratorProtocol {
+    /// The iteration's next element (its ``ChangeIteration``, whose type names the stream).
+    private let nextElement: () async -> Element?
+
+    init<Stream: ChangeStream>(_ stream: Stream) where Stream.Element == Element {
+        let iteration = ChangeIteration(.success(stream))
+        nextElement = { await iteration.next() }
+    }
+
+    /// The next element: a change (with coalescing, one covering every commit since the last), or the
+    /// error that ended observation where the sequence has a form for it; nil once observation ended.
+    public mutating func next() async -> Element? { await nextElement() }
 }

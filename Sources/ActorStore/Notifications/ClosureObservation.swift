@@ -1,7 +1,7 @@
 import ActorStorePersistence
 
 /// Runs a closure observation (every `observe(…)`): subscribes when `observe` returns, then iterates a
-/// change stream's ``ChangeIterator`` in a task and calls the block with each element until the token is
+/// change stream's ``ChangeIteration`` in a task and calls the block with each element until the token is
 /// invalidated or released.
 enum ClosureObservation {
     /// The one implementation behind every `observe` form: subscribes now (a commit after this returns
@@ -11,7 +11,7 @@ enum ClosureObservation {
     static func observe<Stream: ChangeStream>(
         _ stream: Result<Stream, RealmError>, _ deliver: @escaping @Sendable (Stream.Element) async -> Void
     ) -> NotificationToken where Stream.Element: Sendable {
-        let iterator = ChangeIterator(stream)
+        let iterator = ChangeIteration(stream)
         let subscription = iterator.start()
         let task = Task {
             while let element = await iterator.next() {

@@ -243,15 +243,10 @@ public struct ObjectChanges<T: Object>: AsyncSequence, Sendable, ChangeStream {
     let key: ObjectKey
     let keyPaths: [[String]]?
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
+    /// Iterates the changes: see ``ChangeIterator``.
+    public typealias Iterator = ChangeIterator<Element>
 
-    /// Iterates the changes.
-    public struct Iterator: AsyncIteratorProtocol {
-        let core: ChangeIterator<ObjectChanges<T>>
-
-        /// The next change; nil once observation ended.
-        public mutating func next() async -> ObjectChange<Frozen<T>>? { await core.next() }
-    }
+    public func makeAsyncIterator() -> Iterator { Iterator(self) }
 
     func subscribe() throws(RealmError) -> ObjectFeed<T> { try ObjectFeed(self) }
 

@@ -241,15 +241,10 @@ public struct CollectionChanges<T: Object>: AsyncSequence, Sendable, ChangeStrea
     /// The same deliveries with every index set (including modifications as old indices).
     public var detailed: DetailedCollectionChanges<T> { DetailedCollectionChanges(source: source) }
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
+    /// Iterates the changes: see ``ChangeIterator``.
+    public typealias Iterator = ChangeIterator<Element>
 
-    /// Iterates the changes.
-    public struct Iterator: AsyncIteratorProtocol {
-        let core: ChangeIterator<CollectionChanges<T>>
-
-        /// The next change; nil once observation ended.
-        public mutating func next() async -> RealmCollectionChange<FrozenResults<T>>? { await core.next() }
-    }
+    public func makeAsyncIterator() -> Iterator { Iterator(self) }
 
     func subscribe() throws(RealmError) -> QueryFeed<T> { try QueryFeed(source) }
 
@@ -268,15 +263,10 @@ public struct DetailedCollectionChanges<T: Object>: AsyncSequence, Sendable, Cha
 
     let source: CollectionSource
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
+    /// Iterates the changes: see ``ChangeIterator``.
+    public typealias Iterator = ChangeIterator<Element>
 
-    /// Iterates the changes.
-    public struct Iterator: AsyncIteratorProtocol {
-        let core: ChangeIterator<DetailedCollectionChanges<T>>
-
-        /// The next change set; nil once observation ended.
-        public mutating func next() async -> CollectionChangeSet<FrozenResults<T>>? { await core.next() }
-    }
+    public func makeAsyncIterator() -> Iterator { Iterator(self) }
 
     func subscribe() throws(RealmError) -> QueryFeed<T> { try QueryFeed(source) }
 
