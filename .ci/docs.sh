@@ -8,8 +8,9 @@
 #   .ci/docs.sh OUTPUT_DIR      # also keep the rendered archive (open it with `docc preview`, or host it)
 #
 # The graph holds public symbols only (`package` declarations, the engine's API, do not show). Members a
-# type gets from a protocol extension stay in (`List` gets `filter` and `observe` from `_QueryableCollection`,
-# `Object` gets `observe` from `_ObjectFreezing`); the standard library's show as "Default Implementations".
+# type gets from a protocol extension stay in (`List` gets `filter` from `_QueryableCollection` and
+# `observe` from `_ObservableCollection`, `Object` gets `observe` from `_ObjectFreezing`); the standard
+# library's show as "Default Implementations".
 # The extension graphs (`ActorStore@Swift`, `ActorStore@FoundationEssentials`) are left out: ActorStore
 # declares no public API on those modules' types, and they hold only what `Int` or `Data` inherit through
 # conformances declared here (hundreds of operators). A public extension of such a type would need them.

@@ -15,7 +15,8 @@ protocol ChangeFeed: AnyObject {
 }
 
 /// A public change sequence (``CollectionChanges``, ``ObjectChanges``, ...): how it subscribes, and what its
-/// elements are. Its iterator and its closure observation (`observe`) are ``ChangeIterator``.
+/// elements are. Its iterator (``ChangeIterator``) and its closure observation (`observe`) are a
+/// ``ChangeIteration``.
 protocol ChangeStream: AsyncSequence, Sendable {
     associatedtype Feed: ChangeFeed
     /// Registers with the change hub: from here on, commits are remembered for this iteration.
@@ -28,7 +29,7 @@ protocol ChangeStream: AsyncSequence, Sendable {
 /// `next()` (or earlier by ``start()``), then the feed's deliveries until the feed ends, throws, or
 /// delivers its last; an error (subscribing included) is delivered once, as the stream's element for it,
 /// and ends the iteration.
-final class ChangeIterator<Stream: ChangeStream> {
+final class ChangeIteration<Stream: ChangeStream> {
     private enum State {
         /// Not subscribed yet.
         case ready(Stream)
@@ -92,16 +93,19 @@ final class ChangeIterator<Stream: ChangeStream> {
     }
 }
 
-extension ClosureObservation {
-    /// The one implementation behind every `observe` overload: subscribes now (a commit after this returns
-    /// is observed), then calls `deliver` with each element of `stream` on a background task until the
-    /// token is invalidated or released. A stream that could not be made (a key path naming no property)
-    /// delivers its error once.
-    static func observe<Stream: ChangeStream>(
-        _ stream: Result<Stream, RealmError>, _ deliver: @escaping @Sendable (Stream.Element) async -> Void
-    ) -> NotificationToken where Stream.Element: Sendable {
-        let iterator = ChangeIterator(stream)
-        let subscription = iterator.start()
-        return start(subscription: subscription, next: { await iterator.next() }, deliver: deliver)
+/// Iterates a change sequence (``CollectionChanges``, ``DetailedCollectionChanges``,
+/// ``ValueCollectionChanges``, ``ObjectChanges``, ``RealmChanges``): the iterator every one of them makes.
+/// Observation begins at the first ``next()``.
+public struct ChangeIterator<Element>: AsyncIteratorProtocol {
+    /// The iteration's next element (its ``ChangeIteration``, whose type names the stream).
+    private let nextElement: () async -> Element?
+
+    init<Stream: ChangeStream>(_ stream: Stream) where Stream.Element == Element {
+        let iteration = ChangeIteration(.success(stream))
+        nextElement = { await iteration.next() }
     }
+
+    /// The next element: a change (with coalescing, one covering every commit since the last), or the
+    /// error that ended observation where the sequence has a form for it; nil once observation ended.
+    public mutating func next() async -> Element? { await nextElement() }
 }

@@ -31,78 +31,6 @@ public final class NotificationToken: Sendable {
     deinit { invalidate() }
 }
 
-/// Runs a closure observation: iterates `next` in a task and calls `deliver` for each element until the
-/// token is invalidated or released.
-enum ClosureObservation {
-    static func start<Element: Sendable>(
-        subscription: ChangeSubscription?,
-        next: sending @escaping () async -> Element?,
-        deliver: @escaping @Sendable (Element) async -> Void
-    ) -> NotificationToken {
-        let task = Task {
-            while let element = await next() {
-                if Task.isCancelled || subscription?.isCancelled == true { break }
-                await deliver(element)
-            }
-        }
-        return NotificationToken(subscription: subscription, task: task)
-    }
-
-    static func call<A: Actor, E: Sendable>(
-        _ actor: A, _ element: E, _ block: @Sendable (isolated A, E) -> Void
-    ) async {
-        await block(actor, element)
-    }
-}
-
-extension Results {
-    /// Calls `block` with the results' changes (``RealmCollectionChange``, collections frozen), in order, on
-    /// a background task, until the token is invalidated or released. Observation is registered when this
-    /// returns, so a later ``Realm/write(withoutNotifying:_:)->_`` with the token skips it.
-    /// - Parameters:
-    ///   - keyPaths: only changes to these key paths count as modifications (nil: all).
-    ///   - block: called with each change.
-    public func observe(
-        keyPaths: [String]? = nil, _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
-    ) -> NotificationToken {
-        ClosureObservation.observe(changes(observing: keyPaths), block)
-    }
-
-    /// Calls `block` with the results' changes, where only the given key paths (`\.name`, `\.dogs.age`)
-    /// count as modifications, in order, on a background task, until the token is invalidated or released.
-    public func observe(
-        keyPaths: [PartialKeyPath<Element>],
-        _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
-    ) -> NotificationToken {
-        ClosureObservation.observe(.success(changes(keyPaths: keyPaths)), block)
-    }
-
-    /// Calls `block` isolated to `actor` with the results' changes, in order, until the token is invalidated
-    /// or released.
-    public func observe<A: Actor>(
-        keyPaths: [String]? = nil, on actor: A,
-        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
-    ) -> NotificationToken {
-        ClosureObservation.observe(changes(observing: keyPaths)) { await ClosureObservation.call(actor, $0, block) }
-    }
-
-    /// Calls `block` isolated to `actor` with the results' changes, where only the given key paths count as
-    /// modifications, in order, until the token is invalidated or released.
-    public func observe<A: Actor>(
-        keyPaths: [PartialKeyPath<Element>], on actor: A,
-        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
-    ) -> NotificationToken {
-        ClosureObservation.observe(.success(changes(keyPaths: keyPaths))) {
-            await ClosureObservation.call(actor, $0, block)
-        }
-    }
-
-    /// The changes `observe(keyPaths:)` delivers, or why there are none (a key path naming no property).
-    private func changes(observing keyPaths: [String]?) -> Result<CollectionChanges<Element>, RealmError> {
-        Result { () throws(RealmError) in try keyPaths.map(changes(keyPaths:)) ?? changes }
-    }
-}
-
 extension _ObjectFreezing where Self: Object {
     /// Calls `block` with this object's changes (``ObjectChange``, objects frozen), in order, on a
     /// background task, until the token is invalidated or released.
@@ -118,7 +46,7 @@ extension _ObjectFreezing where Self: Object {
     public func observe(
         keyPaths: [PartialKeyPath<Self>], _ block: @escaping @Sendable (ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        ClosureObservation.observe(.success(changes(keyPaths: keyPaths)), block)
+        ClosureObservation.observe(changes(keyPaths: keyPaths), block)
     }
 
     /// Calls `block` isolated to `actor` with this object's changes, in order, until the token is
@@ -127,7 +55,7 @@ extension _ObjectFreezing where Self: Object {
         keyPaths: [String]? = nil, on actor: A,
         _ block: @escaping @Sendable (isolated A, ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        ClosureObservation.observe(changes(observing: keyPaths)) { await ClosureObservation.call(actor, $0, block) }
+        ClosureObservation.observe(changes(observing: keyPaths), on: actor, block)
     }
 
     /// Calls `block` isolated to `actor` with this object's changes, where only the given key paths count,
@@ -136,9 +64,7 @@ extension _ObjectFreezing where Self: Object {
         keyPaths: [PartialKeyPath<Self>], on actor: A,
         _ block: @escaping @Sendable (isolated A, ObjectChange<Frozen<Self>>) -> Void
     ) -> NotificationToken {
-        ClosureObservation.observe(.success(changes(keyPaths: keyPaths))) {
-            await ClosureObservation.call(actor, $0, block)
-        }
+        ClosureObservation.observe(.success(changes(keyPaths: keyPaths)), on: actor, block)
     }
 
     /// The changes `observe(keyPaths:)` delivers, or why there are none (a key path naming no property).
@@ -151,7 +77,7 @@ extension Realm {
     /// Calls `block` after every commit to the file (see ``changes``), on a background task, until the
     /// token is invalidated or released.
     public nonisolated func observe(_ block: @escaping @Sendable (RealmChange) -> Void) -> NotificationToken {
-        ClosureObservation.observe(.success(changes), block)
+        ClosureObservation.observe(changes, block)
     }
 
     /// Runs `block` in a write transaction and commits it without notifying the observers of `tokens` of
@@ -192,103 +118,13 @@ extension Realm {
     }
 }
 
-extension _QueryableCollection {
-    /// Calls `block` with the changes of the collection's members (see `changes`: membership, order and the
-    /// members' properties), in order, on a background task, until the token is invalidated or released.
-    /// - Parameters:
-    ///   - keyPaths: only changes to these key paths count as modifications (nil: all).
-    ///   - block: called with each change.
-    public func observe(
-        keyPaths: [String]? = nil, _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
-    ) -> NotificationToken {
-        _queryResults.observe(keyPaths: keyPaths, block)
-    }
-
-    /// Calls `block` with the changes of the collection's members, where only the given key paths count as
-    /// modifications, on a background task, until the token is invalidated or released.
-    public func observe(
-        keyPaths: [PartialKeyPath<Element>],
-        _ block: @escaping @Sendable (RealmCollectionChange<FrozenResults<Element>>) -> Void
-    ) -> NotificationToken {
-        _queryResults.observe(keyPaths: keyPaths, block)
-    }
-
-    /// Calls `block` isolated to `actor` with the changes of the collection's members, in order, until the
-    /// token is invalidated or released.
-    public func observe<A: Actor>(
-        keyPaths: [String]? = nil, on actor: A,
-        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
-    ) -> NotificationToken {
-        _queryResults.observe(keyPaths: keyPaths, on: actor, block)
-    }
-
-    /// Calls `block` isolated to `actor` with the changes of the collection's members, where only the given
-    /// key paths count as modifications, until the token is invalidated or released.
-    public func observe<A: Actor>(
-        keyPaths: [PartialKeyPath<Element>], on actor: A,
-        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<FrozenResults<Element>>) -> Void
-    ) -> NotificationToken {
-        _queryResults.observe(keyPaths: keyPaths, on: actor, block)
-    }
-}
-
-extension List where Element: _PersistableScalar & Sendable {
-    /// Calls `block` with this list's changes (see `changes`), in order, on a background task, until the
-    /// token is invalidated or released.
-    public func observe(_ block: @escaping @Sendable (RealmCollectionChange<[Element]>) -> Void) -> NotificationToken {
-        ClosureObservation.observe(.success(changes), block)
-    }
-
-    /// Calls `block` isolated to `actor` with this list's changes, in order, until the token is invalidated
-    /// or released.
-    public func observe<A: Actor>(
-        on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[Element]>) -> Void
-    ) -> NotificationToken {
-        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
-    }
-}
-
-extension MutableSet where Element: _PersistableScalar & Sendable {
-    /// Calls `block` with this set's changes (see `changes`), in order, on a background task, until the
-    /// token is invalidated or released.
-    public func observe(_ block: @escaping @Sendable (RealmCollectionChange<[Element]>) -> Void) -> NotificationToken {
-        ClosureObservation.observe(.success(changes), block)
-    }
-
-    /// Calls `block` isolated to `actor` with this set's changes, in order, until the token is invalidated
-    /// or released.
-    public func observe<A: Actor>(
-        on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[Element]>) -> Void
-    ) -> NotificationToken {
-        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
-    }
-}
-
-extension Map where Value: _PersistableScalar & Sendable {
-    /// Calls `block` with this map's changes (see `changes`), in order, on a background task, until the
-    /// token is invalidated or released.
-    public func observe(
-        _ block: @escaping @Sendable (RealmCollectionChange<[String: Value]>) -> Void
-    ) -> NotificationToken {
-        ClosureObservation.observe(.success(changes), block)
-    }
-
-    /// Calls `block` isolated to `actor` with this map's changes, in order, until the token is invalidated
-    /// or released.
-    public func observe<A: Actor>(
-        on actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[String: Value]>) -> Void
-    ) -> NotificationToken {
-        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
-    }
-}
-
 extension Map where Value: _OptionalObject {
     /// Calls `block` with this map's changes (see `changes`), in order, on a background task, until the
     /// token is invalidated or released.
     public func observe(
         _ block: @escaping @Sendable (RealmCollectionChange<[String: Frozen<Value._Object>?]>) -> Void
     ) -> NotificationToken {
-        ClosureObservation.observe(.success(changes), block)
+        ClosureObservation.observe(changes, block)
     }
 
     /// Calls `block` isolated to `actor` with this map's changes, in order, until the token is invalidated
@@ -297,6 +133,6 @@ extension Map where Value: _OptionalObject {
         on actor: A,
         _ block: @escaping @Sendable (isolated A, RealmCollectionChange<[String: Frozen<Value._Object>?]>) -> Void
     ) -> NotificationToken {
-        ClosureObservation.observe(.success(changes)) { await ClosureObservation.call(actor, $0, block) }
+        ClosureObservation.observe(.success(changes), on: actor, block)
     }
 }

@@ -10,7 +10,7 @@ extension ObjectBase {
 
 /// The observation of one object: after each commit that changed a watched property of it (or of an
 /// object it links to, up to four links away), the changed properties with their old and new values.
-final class ObjectObservation {
+final class ObjectObservation: BatchObservation {
     enum Delivery {
         /// The object changed: the version, its watched properties that changed, the commits' change set
         /// (to tell which linked objects changed), and the version the change is relative to (the previous
@@ -31,8 +31,8 @@ final class ObjectObservation {
     private var table: TableID?
     /// What counts as a change of the object (rebuilt when the schema changes).
     private(set) var watch: WatchTree?
-    private var ready: [Delivery] = []
-    private var finished = false
+    var ready: [Delivery] = []
+    var finished = false
 
     /// Watches `keyPaths` (nil: everything reachable, up to ``WatchTree/maximumDepth`` links away).
     convenience init(
@@ -99,24 +99,9 @@ final class ObjectObservation {
         file.engine.hub.watch(subscription, tables: watch.tables)
     }
 
-    func next() async throws(RealmError) -> Delivery? {
-        while ready.isEmpty {
-            guard !finished, let batches = await subscription.next() else {
-                finished = true
-                return nil
-            }
-            for batch in batches where !finished { try handle(batch) }
-        }
-        return ready.removeFirst()
-    }
-
-    /// The deliveries for `batches` (taken from the subscription with `poll()`), after any ready ones,
-    /// without waiting: how an observed view (``ObservedRealmObject``) catches up with the commits that
-    /// arrived while it waited for its actor.
-    func deliveries(for batches: [ChangeSubscription.Batch]) throws(RealmError) -> [Delivery] {
+    /// Handles `batches` in order until the object's deletion was reported.
+    func process(_ batches: [ChangeSubscription.Batch]) throws(RealmError) {
         for batch in batches where !finished { try handle(batch) }
-        defer { ready = [] }
-        return ready
     }
 
     private func handle(_ batch: ChangeSubscription.Batch) throws(RealmError) {
@@ -243,15 +228,10 @@ public struct ObjectChanges<T: Object>: AsyncSequence, Sendable, ChangeStream {
     let key: ObjectKey
     let keyPaths: [[String]]?
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
+    /// Iterates the changes: see ``ChangeIterator``.
+    public typealias Iterator = ChangeIterator<Element>
 
-    /// Iterates the changes.
-    public struct Iterator: AsyncIteratorProtocol {
-        let core: ChangeIterator<ObjectChanges<T>>
-
-        /// The next change; nil once observation ended.
-        public mutating func next() async -> ObjectChange<Frozen<T>>? { await core.next() }
-    }
+    public func makeAsyncIterator() -> Iterator { Iterator(self) }
 
     func subscribe() throws(RealmError) -> ObjectFeed<T> { try ObjectFeed(self) }
 

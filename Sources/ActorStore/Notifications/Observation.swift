@@ -39,6 +39,44 @@ final class ObservedFile: Sendable {
     }
 }
 
+/// An observation fed by a change subscription (``QueryObservation``, ``ObjectObservation``): it turns
+/// batches of commits into deliveries, queued in ``ready``. It pulls: ``next()`` waits for the next batch
+/// only when nothing is ready, so commits made while the consumer is busy coalesce into one delivery.
+protocol BatchObservation: AnyObject {
+    associatedtype Delivery
+    var subscription: ChangeSubscription { get }
+    /// The deliveries computed and not yet taken.
+    var ready: [Delivery] { get set }
+    /// Whether observation ended (cancelled, the file closed, what is observed deleted).
+    var finished: Bool { get set }
+    /// Computes the deliveries of `batches` into ``ready``.
+    func process(_ batches: [ChangeSubscription.Batch]) throws(RealmError)
+}
+
+extension BatchObservation {
+    /// The next delivery (a query's initial one first). Nil when the observation ended (cancelled, the
+    /// file closed, the observed object or the collection's owner deleted).
+    func next() async throws(RealmError) -> Delivery? {
+        while ready.isEmpty {
+            guard !finished, let batches = await subscription.next() else {
+                finished = true
+                return nil
+            }
+            try process(batches)
+        }
+        return ready.removeFirst()
+    }
+
+    /// The deliveries for `batches` (taken from the subscription with `poll()`), after any ready ones,
+    /// without waiting: how an observed view (``ObservedResults``, ``ObservedRealmObject``) catches up with
+    /// the commits that arrived while it waited for its actor.
+    func deliveries(for batches: [ChangeSubscription.Batch]) throws(RealmError) -> [Delivery] {
+        if !finished { try process(batches) }
+        defer { ready = [] }
+        return ready
+    }
+}
+
 /// The observation of a query (all objects of a class, a filtered and sorted `Results`, or the members of
 /// a list, set or linking objects): it evaluates the query at each version a relevant commit creates and
 /// diffs the matches with the previously delivered ones.
@@ -46,7 +84,7 @@ final class ObservedFile: Sendable {
 /// It pulls: ``next()`` waits for its subscription's next batch of changes, so commits made while the
 /// consumer is busy coalesce into one delivery, and a commit that touches nothing the query or the watched
 /// objects depend on costs nothing (the subscription is not even woken).
-final class QueryObservation {
+final class QueryObservation: BatchObservation {
     /// One delivery, before it is given its public shape.
     struct Delivery {
         var context: FrozenContext
@@ -65,8 +103,8 @@ final class QueryObservation {
     private var table: TableID?
     private var watch: WatchTree?
     private var dependencies: QueryDependencies?
-    private var ready: [Delivery] = []
-    private(set) var finished = false
+    var ready: [Delivery] = []
+    var finished = false
 
     init(file: ObservedFile, info: ObjectSchemaInfo, query: QueryDescription, keyPaths: [[String]]?) throws(RealmError)
     {
@@ -128,28 +166,9 @@ final class QueryObservation {
         return QueryExecutor(store: context.snapshot, bindings: context.bindings, info: info).keys(query)
     }
 
-    /// The next delivery: the initial one first, then one per relevant batch of commits. Nil when the
-    /// observation ended (cancelled, the file closed, the collection's owner deleted).
-    func next() async throws(RealmError) -> Delivery? {
-        while ready.isEmpty {
-            guard !finished, let batches = await subscription.next() else {
-                finished = true
-                return nil
-            }
-            for batch in batches { try process(batch) }
-        }
-        return ready.removeFirst()
-    }
-
-    /// The deliveries for `batches` (taken from the subscription with `poll()`), after any ready ones,
-    /// without waiting: how an observed view (``ObservedResults``) catches up with the commits that arrived
-    /// while it waited for its actor.
-    func deliveries(for batches: [ChangeSubscription.Batch]) throws(RealmError) -> [Delivery] {
-        if !finished {
-            for batch in batches { try process(batch) }
-        }
-        defer { ready = [] }
-        return ready
+    /// Handles `batches` in order.
+    func process(_ batches: [ChangeSubscription.Batch]) throws(RealmError) {
+        for batch in batches { try process(batch) }
     }
 
     private func process(_ batch: ChangeSubscription.Batch) throws(RealmError) {
@@ -241,15 +260,10 @@ public struct CollectionChanges<T: Object>: AsyncSequence, Sendable, ChangeStrea
     /// The same deliveries with every index set (including modifications as old indices).
     public var detailed: DetailedCollectionChanges<T> { DetailedCollectionChanges(source: source) }
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
+    /// Iterates the changes: see ``ChangeIterator``.
+    public typealias Iterator = ChangeIterator<Element>
 
-    /// Iterates the changes.
-    public struct Iterator: AsyncIteratorProtocol {
-        let core: ChangeIterator<CollectionChanges<T>>
-
-        /// The next change; nil once observation ended.
-        public mutating func next() async -> RealmCollectionChange<FrozenResults<T>>? { await core.next() }
-    }
+    public func makeAsyncIterator() -> Iterator { Iterator(self) }
 
     func subscribe() throws(RealmError) -> QueryFeed<T> { try QueryFeed(source) }
 
@@ -268,15 +282,10 @@ public struct DetailedCollectionChanges<T: Object>: AsyncSequence, Sendable, Cha
 
     let source: CollectionSource
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
+    /// Iterates the changes: see ``ChangeIterator``.
+    public typealias Iterator = ChangeIterator<Element>
 
-    /// Iterates the changes.
-    public struct Iterator: AsyncIteratorProtocol {
-        let core: ChangeIterator<DetailedCollectionChanges<T>>
-
-        /// The next change set; nil once observation ended.
-        public mutating func next() async -> CollectionChangeSet<FrozenResults<T>>? { await core.next() }
-    }
+    public func makeAsyncIterator() -> Iterator { Iterator(self) }
 
     func subscribe() throws(RealmError) -> QueryFeed<T> { try QueryFeed(source) }
 

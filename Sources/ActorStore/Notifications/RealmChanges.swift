@@ -12,16 +12,10 @@ public struct RealmChanges: AsyncSequence, Sendable, ChangeStream {
     /// The newest version when the sequence was made: commits after it are delivered.
     let after: Version
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
+    /// Iterates the changes: see ``ChangeIterator``.
+    public typealias Iterator = ChangeIterator<Element>
 
-    /// Iterates the commits.
-    public struct Iterator: AsyncIteratorProtocol {
-        let core: ChangeIterator<RealmChanges>
-
-        /// The next commit (with coalescing, the newest of those since the last one); nil once observation
-        /// ended.
-        public mutating func next() async -> RealmChange? { await core.next() }
-    }
+    public func makeAsyncIterator() -> Iterator { Iterator(self) }
 
     func subscribe() throws(RealmError) -> RealmFeed { try RealmFeed(self) }
 

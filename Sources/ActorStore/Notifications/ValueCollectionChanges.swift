@@ -27,15 +27,10 @@ public struct ValueCollectionChanges<Collection: Sendable>: AsyncSequence, Senda
     let elementPaths: [[String]]?
     let holdsObjects: Bool
 
-    public func makeAsyncIterator() -> Iterator { Iterator(core: ChangeIterator(.success(self))) }
+    /// Iterates the changes: see ``ChangeIterator``.
+    public typealias Iterator = ChangeIterator<Element>
 
-    /// Iterates the changes.
-    public struct Iterator: AsyncIteratorProtocol {
-        let core: ChangeIterator<ValueCollectionChanges<Collection>>
-
-        /// The next change; nil once observation ended.
-        public mutating func next() async -> RealmCollectionChange<Collection>? { await core.next() }
-    }
+    public func makeAsyncIterator() -> Iterator { Iterator(self) }
 
     func subscribe() throws(RealmError) -> ValueCollectionFeed<Collection> { try ValueCollectionFeed(self) }
 

@@ -17,12 +17,14 @@ import Observation
 /// - Important: The view is isolated to the actor that makes it (usually the main actor), like
 ///   ``ObservedResults``; its ``snapshot`` is `Sendable`.
 @Observable
-public final class ObservedRealm {
+public final class ObservedRealm: ObservedView {
+    typealias Source = RealmSource
+
     /// The realm's data at the newest version the view has seen.
     public private(set) var snapshot: FrozenRealm
 
     /// Why observation stopped early (the realm's files were closed); nil while it runs.
-    public private(set) var error: RealmError?
+    public internal(set) var error: RealmError?
 
     /// The realm observed, for writes.
     public let realm: Realm
@@ -49,13 +51,8 @@ public final class ObservedRealm {
         let context = file.context(snapshot, reusing: nil)
         self.realm = realm
         self.snapshot = FrozenRealm(context)
-        let handoff = Handoff(RealmSource(file: file, subscription: subscription, context: context))
-        task = Task { [weak self] in
-            guard let source = handoff.take() else { return }
-            await ObservedDriver.run(source, isolation: isolation) { [weak self] outcome in
-                self?.receive(outcome) ?? false
-            }
-        }
+        task = ObservedDriver.start(
+            self, RealmSource(file: file, subscription: subscription, context: context), isolation: isolation)
     }
 
     deinit { task?.cancel() }
@@ -67,17 +64,10 @@ public final class ObservedRealm {
         task = nil
     }
 
-    private func receive(_ outcome: Result<FrozenRealm, RealmError>?) -> Bool {
-        switch outcome {
-        case .success(let update)?:
-            snapshot = update
-            return true
-        case .failure(let failure)?:
-            error = failure
-            return false
-        case nil:
-            return false
-        }
+    /// Shows the newest version.
+    func apply(_ update: FrozenRealm) -> Bool {
+        snapshot = update
+        return true
     }
 }
 
@@ -86,9 +76,9 @@ final class RealmSource: ObservedSource {
     typealias Update = FrozenRealm
 
     private let file: ObservedFile
-    private let subscription: ChangeSubscription
+    let subscription: ChangeSubscription
     private var context: FrozenContext
-    private var pending: [ChangeSubscription.Batch] = []
+    var pending: [ChangeSubscription.Batch] = []
 
     init(file: ObservedFile, subscription: ChangeSubscription, context: FrozenContext) {
         self.file = file
@@ -100,24 +90,13 @@ final class RealmSource: ObservedSource {
 
     func next() async throws(RealmError) -> Update? {
         while let batches = await subscription.next() {
-            if let update = process(batches) { return update }
+            if let update = update(for: batches) { return update }
         }
         return nil
     }
 
-    func takePending() -> Bool {
-        pending = subscription.poll()
-        return !pending.isEmpty
-    }
-
-    func drain() async throws(RealmError) -> Update? {
-        let batches = pending
-        pending = []
-        return process(batches)
-    }
-
     /// The newest version among `batches` that changed something; nil when none did.
-    private func process(_ batches: [ChangeSubscription.Batch]) -> Update? {
+    func update(for batches: [ChangeSubscription.Batch]) -> Update? {
         var update: Update?
         for batch in batches {
             if !batch.changes.isEmpty {

@@ -19,7 +19,9 @@ import Observation
 /// - Important: The view is isolated to the actor that makes it (usually the main actor), like
 ///   ``ObservedResults``; its ``object`` is `Sendable`.
 @Observable
-public final class ObservedRealmObject<T: Object> {
+public final class ObservedRealmObject<T: Object>: ObservedView {
+    typealias Source = ObjectSource<T>
+
     /// What an update sets (one stored property, so that one update is one change for observers).
     struct State: Sendable {
         var object: Frozen<T>?
@@ -30,7 +32,7 @@ public final class ObservedRealmObject<T: Object> {
 
     /// Why observation stopped early (the realm's files were closed, a key path no longer matches the
     /// model); nil while it runs.
-    public private(set) var error: RealmError?
+    public internal(set) var error: RealmError?
 
     /// The realm the object belongs to, for writes (see ``write(_:)``).
     public let realm: Realm
@@ -94,13 +96,7 @@ public final class ObservedRealmObject<T: Object> {
             file: file, info: info, key: object.key, keyPaths: paths, origin: object.context)
         self.realm = realm
         self.state = State(object: object, properties: [])
-        let handoff = Handoff(ObjectSource<T>(observation, key: object.key))
-        task = Task { [weak self] in
-            guard let source = handoff.take() else { return }
-            await ObservedDriver.run(source, isolation: isolation) { [weak self] outcome in
-                self?.receive(outcome) ?? false
-            }
-        }
+        task = ObservedDriver.start(self, ObjectSource<T>(observation, key: object.key), isolation: isolation)
     }
 
     deinit { task?.cancel() }
@@ -129,17 +125,10 @@ public final class ObservedRealmObject<T: Object> {
         try await realm.write(object, block)
     }
 
-    private func receive(_ outcome: Result<ObjectSource<T>.Update, RealmError>?) -> Bool {
-        switch outcome {
-        case .success(let update)?:
-            state = update
-            return update.object != nil
-        case .failure(let failure)?:
-            error = failure
-            return false
-        case nil:
-            return false
-        }
+    /// Shows the object after an update; observation ends once it is deleted.
+    func apply(_ update: State) -> Bool {
+        state = update
+        return update.object != nil
     }
 }
 
@@ -149,7 +138,7 @@ final class ObjectSource<T: Object>: ObservedSource {
 
     private let observation: ObjectObservation
     private let key: ObjectKey
-    private var pending: [ChangeSubscription.Batch] = []
+    var pending: [ChangeSubscription.Batch] = []
 
     init(_ observation: ObjectObservation, key: ObjectKey) {
         self.observation = observation
@@ -160,17 +149,10 @@ final class ObjectSource<T: Object>: ObservedSource {
         try await observation.next().map(update)
     }
 
-    func takePending() -> Bool {
-        pending = observation.subscription.poll()
-        return !pending.isEmpty
-    }
+    var subscription: ChangeSubscription { observation.subscription }
 
-    func drain() async throws(RealmError) -> Update? {
-        let batches = pending
-        pending = []
-        return try observation.deliveries(for: batches).map(update).reduce(nil) { merged, update in
-            merged.map { Self.merge($0, update) } ?? update
-        }
+    func update(for batches: [ChangeSubscription.Batch]) throws(RealmError) -> Update? {
+        Self.merged(try observation.deliveries(for: batches).map { update($0) })
     }
 
     private func update(_ delivery: ObjectObservation.Delivery) -> Update {

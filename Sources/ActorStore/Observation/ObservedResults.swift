@@ -32,7 +32,9 @@ import Observation
 ///   made in code isolated to an actor (`#isolation`), and only used there. It is not `Sendable`; its
 ///   ``results`` are, and may be handed anywhere.
 @Observable
-public final class ObservedResults<Element: Object> {
+public final class ObservedResults<Element: Object>: ObservedView {
+    typealias Source = ResultsSource
+
     /// The last update: the matches now (``CollectionChangeSet/collection``), and how they came from the
     /// previous ones. Initially the matches when the view was made, with ``CollectionChangeSet/isInitial``
     /// set and no indices.
@@ -44,12 +46,15 @@ public final class ObservedResults<Element: Object> {
 
     /// Why observation stopped early (the realm's files were closed, a key path no longer matches the
     /// model); nil while it runs.
-    public private(set) var error: RealmError?
+    public internal(set) var error: RealmError?
 
     /// The realm the view observes, for writes (see ``write(_:_:)``).
     public let realm: Realm
 
     @ObservationIgnored private var task: Task<Void, Never>?
+
+    /// The query the view observes (what each update's matches are frozen with).
+    @ObservationIgnored private let query: QueryDescription
 
     /// The matches now: frozen at the version of the last update, `Sendable`, random access.
     public var results: FrozenResults<Element> { changeSet.collection }
@@ -133,13 +138,8 @@ public final class ObservedResults<Element: Object> {
         self.changeSet = CollectionChangeSet(
             collection: initial, isInitial: true, deletions: [], insertions: [], modifications: [],
             modificationsInOld: [])
-        let handoff = Handoff(ResultsSource(observation))
-        task = Task { [weak self] in
-            guard let source = handoff.take() else { return }
-            await ObservedDriver.run(source, isolation: isolation) { [weak self] outcome in
-                self?.receive(outcome, description) ?? false
-            }
-        }
+        self.query = description
+        task = ObservedDriver.start(self, ResultsSource(observation), isolation: isolation)
     }
 
     deinit { task?.cancel() }
@@ -166,25 +166,14 @@ public final class ObservedResults<Element: Object> {
         try await realm.write(object, block)
     }
 
-    private func receive(
-        _ outcome: Result<ResultsSource.Update, RealmError>?, _ query: QueryDescription
-    )
-        -> Bool
-    {
-        switch outcome {
-        case .success(let update)?:
-            let diff = update.diff
-            changeSet = CollectionChangeSet(
-                collection: FrozenResults(context: update.context, query: query, keys: update.keys), isInitial: false,
-                deletions: diff.deletions, insertions: diff.insertions, modifications: diff.modifications,
-                modificationsInOld: diff.modificationsInOld)
-            return true
-        case .failure(let failure)?:
-            error = failure
-            return false
-        case nil:
-            return false
-        }
+    /// Shows the matches after an update, with its change set.
+    func apply(_ update: ResultsSource.Update) -> Bool {
+        let diff = update.diff
+        changeSet = CollectionChangeSet(
+            collection: FrozenResults(context: update.context, query: query, keys: update.keys), isInitial: false,
+            deletions: diff.deletions, insertions: diff.insertions, modifications: diff.modifications,
+            modificationsInOld: diff.modificationsInOld)
+        return true
     }
 }
 
@@ -203,7 +192,7 @@ final class ResultsSource: ObservedSource {
     private let observation: QueryObservation
     /// The matches of the last update (or of the initial state).
     private var keys: [ObjectKey]
-    private var pending: [ChangeSubscription.Batch] = []
+    var pending: [ChangeSubscription.Batch] = []
 
     init(_ observation: QueryObservation) {
         self.observation = observation
@@ -217,20 +206,10 @@ final class ResultsSource: ObservedSource {
         return nil
     }
 
-    func takePending() -> Bool {
-        pending = observation.subscription.poll()
-        return !pending.isEmpty
-    }
+    var subscription: ChangeSubscription { observation.subscription }
 
-    func drain() async throws(RealmError) -> Update? {
-        let batches = pending
-        pending = []
-        var result: Update?
-        for delivery in try observation.deliveries(for: batches) {
-            guard let update = update(delivery) else { continue }
-            result = result.map { Self.merge($0, update) } ?? update
-        }
-        return result
+    func update(for batches: [ChangeSubscription.Batch]) throws(RealmError) -> Update? {
+        Self.merged(try observation.deliveries(for: batches).compactMap { update($0) })
     }
 
     /// The update of a delivery; nil for the initial one (the view starts from it).

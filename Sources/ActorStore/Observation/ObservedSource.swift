@@ -11,19 +11,67 @@ protocol ObservedSource: AnyObject {
     /// What the view applies: one value, however many commits it covers.
     associatedtype Update: Sendable
 
+    /// The subscription the updates come from.
+    var subscription: ChangeSubscription { get }
+
+    /// The batches ``takePending()`` took, for ``drain()``.
+    var pending: [ChangeSubscription.Batch] { get set }
+
     /// Waits for the next relevant batch of commits and computes its update. Nil once observation ended
     /// (cancelled, the file closed, the object deleted and reported).
     func next() async throws(RealmError) -> Update?
 
-    /// Takes the batches that arrived since the last call, without waiting or computing anything.
-    /// - Returns: whether there were any (then ``drain()`` computes their update).
-    func takePending() -> Bool
-
-    /// The update for the batches ``takePending()`` took; nil when they changed nothing observed.
-    func drain() async throws(RealmError) -> Update?
+    /// The one update for `batches` (taken from the subscription with `poll()`), without waiting; nil
+    /// when they changed nothing observed.
+    func update(for batches: [ChangeSubscription.Batch]) throws(RealmError) -> Update?
 
     /// One update covering `first` then `second`.
     static func merge(_ first: Update, _ second: Update) -> Update
+}
+
+extension ObservedSource {
+    /// Takes the batches that arrived since the last call, without waiting or computing anything.
+    /// - Returns: whether there were any (then ``drain()`` computes their update).
+    func takePending() -> Bool {
+        pending = subscription.poll()
+        return !pending.isEmpty
+    }
+
+    /// The update for the batches ``takePending()`` took; nil when they changed nothing observed.
+    func drain() async throws(RealmError) -> Update? {
+        let batches = pending
+        pending = []
+        return try update(for: batches)
+    }
+
+    /// `updates` merged into one, in order; nil when there are none.
+    static func merged(_ updates: some Sequence<Update>) -> Update? {
+        updates.reduce(nil) { merged, update in merged.map { merge($0, update) } ?? update }
+    }
+}
+
+/// An observed view (``ObservedResults``, ``ObservedRealmObject``, ``ObservedRealm``): what it does with
+/// its source's updates. ``ObservedDriver/start(_:_:isolation:)`` runs it.
+protocol ObservedView: AnyObject {
+    associatedtype Source: ObservedSource
+    /// Why observation stopped early; nil while it runs.
+    var error: RealmError? { get set }
+    /// Applies an update; returns whether observation goes on.
+    func apply(_ update: Source.Update) -> Bool
+}
+
+extension ObservedView {
+    /// Applies an update, records the error that ended observation, or notes its end (nil).
+    /// - Returns: whether observation goes on.
+    func receive(_ outcome: Result<Source.Update, RealmError>?) -> Bool {
+        switch outcome {
+        case .success(let update)?: return apply(update)
+        case .failure(let failure)?:
+            error = failure
+            return false
+        case nil: return false
+        }
+    }
 }
 
 /// Runs an observed view's updates: isolated to the view's actor, it waits (off the actor) for a
@@ -62,6 +110,19 @@ enum ObservedDriver {
                 return
             }
             guard !Task.isCancelled, deliver(.success(update)) else { return }
+        }
+    }
+
+    /// Starts driving `view` from `source` on a task isolated to `isolation` (the view's actor), until
+    /// observation ends, the task is cancelled, or the view is released.
+    /// - Returns: the task (cancel it to stop).
+    static func start<View: ObservedView>(
+        _ view: View, _ source: sending View.Source, isolation: isolated any Actor
+    ) -> Task<Void, Never> {
+        let handoff = Handoff(source)
+        return Task { [weak view] in
+            guard let source = handoff.take() else { return }
+            await run(source, isolation: isolation) { [weak view] outcome in view?.receive(outcome) ?? false }
         }
     }
 }
