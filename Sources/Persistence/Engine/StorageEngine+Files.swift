@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The files of a store: opening and locking them (the exclusive or shared `flock`, waiting out this
 /// process's own just-released lock), creating a store file, temporary files and their clean-up.
 extension StorageEngine {
@@ -125,7 +131,7 @@ extension StorageEngine {
     static func heldOnlyByOwnClosedDescriptor(_ fs: any FileSystem, _ file: OpenFile) -> Bool {
         guard let identity = try? fs.identity(of: file),
             !heldLocks.withLock({ $0.values.contains(identity) }),
-            let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8)
+            let table = readWholeFile("/proc/locks")
         else { return false }
         let own = String(ProcessInfo.processInfo.processIdentifier)
         let suffix = ":\(identity.inode)"
@@ -237,4 +243,26 @@ extension StorageEngine {
         }
         return removed
     }
+}
+
+/// The whole text of a file the kernel writes as it is read (`/proc/locks`), or nil if it cannot be read.
+/// `String(contentsOfFile:)` returns only its first 4 KiB (its size reads as 0), which is about 60 locks:
+/// on a busy machine, the line of another process's lock on the store was missed, and that lock was
+/// taken for this process's own.
+func readWholeFile(_ path: String) -> String? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { _ = close(descriptor) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16 << 10)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count == 0 { break }
+        if count < 0 {
+            if errno == EINTR { continue }
+            return nil
+        }
+        bytes.append(contentsOf: chunk[..<count])
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
