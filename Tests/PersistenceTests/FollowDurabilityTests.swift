@@ -49,6 +49,38 @@ import Testing
         await writer.close()
     }
 
+    /// Records before a published durable end are complete and synced: one a follower cannot read there is
+    /// damage, and its snapshots say so instead of staying at the version before it without a word. (The
+    /// reads of a writing process take the same path, `scanFollowing`; a second writable engine cannot be
+    /// opened in one process to show it here.)
+    @Test func damageAmongPublishedRecordsIsReportedToFollowers() async throws {
+        let directory = try directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/test.store"
+        let writer = try await StorageEngine.open(.init(path: path, durability: .full))
+        let (table, _) = try await writer.write { txn in try txn.createTable(Fixtures.kv) }
+        _ = try await writer.write { txn in try txn.insert(table, [.int(1), .string("a")]) }
+        let follower = try await StorageEngine.open(.init(path: path, readOnly: true))
+        #expect(try rows(follower, table) == 1)
+
+        let second = writer.core.withLock { $0.appendedEnd }
+        _ = try await writer.write { txn in try txn.insert(table, [.int(2), .string("b")]) }
+        _ = try await writer.write { txn in try txn.insert(table, [.int(3), .string("c")]) }
+        // A byte of the second record's payload changes on disk after its writer published it as durable.
+        let fs = PosixFileSystem()
+        let file = try fs.open(path, create: false, readOnly: false)
+        var byte: UInt8 = 0x5a
+        _ = try withUnsafeBytes(of: &byte) { try fs.write(file, $0, at: second + UInt64(Record.headerSize) + 3) }
+        fs.close(file)
+
+        // Before, the follower stayed at one row, as if nothing had been committed since.
+        let error = #expect(throws: StorageError.self) { try follower.snapshot() }
+        #expect(error?.code == .corrupted)
+        #expect(error?.message.contains("restore it from a backup") == true)
+        await follower.close()
+        await writer.close()
+    }
+
     @Test func aWriterWithoutDurabilityLetsReadersFollowTheFile() async throws {
         let directory = try directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

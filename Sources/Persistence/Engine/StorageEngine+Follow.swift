@@ -49,16 +49,15 @@ extension StorageEngine {
         // Only what the writer made durable (it publishes where that ends): never a commit a power loss could
         // take back. A writer that publishes nothing (an older version of ActorStore) is followed to the end
         // of the file.
-        let size = min(fileSize, presence?.durableEnd(generation: generation) ?? fileSize)
+        let published = presence?.durableEnd(generation: generation)
+        let size = min(fileSize, published ?? fileSize)
         guard size >= start + UInt64(Record.overhead) else { return }
         var replay = TailReplay(
             fileBytes: current.bytes(at: 0, count: Int(size)), region: current, state: state, end: start, path: path)
-        // A record being written now may look damaged, or be followed by bytes that do: the scan's verdict
-        // on the tail is not trusted, only the records it verified.
-        _ = try? LogScanner.scan(replay.fileBytes, from: Int(start), path: path) { (entry) throws(StorageError) in
-            try replay.visit(entry)
-        }
-        replay.scratch.empty()
+        // A record being written now may look damaged, or be followed by bytes that do: past a published
+        // durable end (or without one) the scan's verdict on the tail is not trusted, only the records it
+        // verified. Within one, damage is real and is reported (see ``scanFollowing(_:from:to:trusted:)``).
+        scanFollowing(&replay, from: start, to: size, trusted: published.map { $0 != .max && $0 <= fileSize } ?? false)
         let (known, commits) = (replay.known, replay.commits)
         guard known.end > start else { return }
         core.withLock { core in
@@ -76,6 +75,41 @@ extension StorageEngine {
         // The observers of this process hear of the other process's commits as of its own.
         let observers = hub.record(commits, region: current)
         hub.dispatch(commits, to: observers, region: current)
+    }
+
+    /// Replays the records from `start` to `end` (the scan of a follower: a read-only engine, or reads of a
+    /// writing one, see ``catchUpWithOtherWriters(upTo:)``). With `trusted` (`end` is a durable end another
+    /// process published: every record before it is complete and synced), a record there that cannot be
+    /// read is damage in the file, not a write in progress: the engine remembers it and every later
+    /// snapshot throws it (``followDamage``), rather than staying at the version before it without a word.
+    /// The records verified before the damage are replayed either way.
+    func scanFollowing(_ replay: inout TailReplay, from start: UInt64, to end: UInt64, trusted: Bool) {
+        var damage: StorageError?
+        do throws(StorageError) {
+            let outcome = try LogScanner.scan(replay.fileBytes, from: Int(start), path: path) {
+                (entry) throws(StorageError) in try replay.visit(entry)
+            }
+            if outcome.validEnd < Int(end) {
+                damage = StorageError(
+                    .corrupted, "the record at offset \(outcome.validEnd) is damaged or incomplete",
+                    offset: FileOffset(UInt64(outcome.validEnd)))
+            }
+        } catch {
+            damage = error
+        }
+        replay.scratch.empty()
+        guard trusted, let damage else { return }
+        let version = replay.known.state.version
+        let path = self.path
+        core.withLock { core in
+            guard core.followDamage == nil else { return }
+            core.followDamage = StorageError(
+                .corrupted,
+                "The store at '\(path)' is damaged where another process's durable commits are (\(damage.message)): "
+                    + "this process reads it up to \(version) and no further. Close every realm of it and open it "
+                    + "again (open checks the whole log and says where it is damaged), or restore it from a backup.",
+                offset: damage.offset)
+        }
     }
 
     /// What a replayed commit changed, from the objects it wrote (`touched`): an object absent `before` is

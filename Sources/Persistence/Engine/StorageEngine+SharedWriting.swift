@@ -211,10 +211,9 @@ extension StorageEngine {
         let visit = { (entry: LogScanner.Entry) throws(StorageError) in try replay.visit(entry) }
         var durable = false
         if limit != nil {
-            // Another process may be appending past the limit: only the records the scan verified count, not
-            // its verdict on the tail.
-            _ = try? LogScanner.scan(fileBytes, from: Int(start), path: path, visit: visit)
-            replay.scratch.empty()
+            // Records before the limit (a published durable end) are complete: damage there is reported, and
+            // the records verified before it count (see scanFollowing).
+            scanFollowing(&replay, from: start, to: size, trusted: size == limit)
             durable = true
         } else {
             let outcome = try LogScanner.scan(fileBytes, from: Int(start), path: path, visit: visit)

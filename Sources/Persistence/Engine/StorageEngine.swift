@@ -228,6 +228,9 @@ package final class StorageEngine: Sendable {
         var writerRounds: UInt64 = 0
         /// Counts the times this engine took the writer lock: a tick belongs to one hold.
         var writerHolds: UInt64 = 0
+        /// Damage a follower found among another process's durable records (see ``scanFollowing``): every
+        /// later snapshot throws it.
+        var followDamage: StorageError?
         /// Counts the times this engine let the writer lock go because another process waited for it.
         var writerHandOffs: UInt64 = 0
         /// Another process waits for the writer lock: the engine lets it go at its next idle moment.
@@ -327,11 +330,12 @@ package final class StorageEngine: Sendable {
         replacing: Version?, ignoringLimit: Bool = false, following: Bool = true
     ) throws(StorageError) -> Snapshot {
         if following { followOtherProcesses() }
-        let (state, region, closed) = core.withLock { core in
+        let (state, region, closed, damage) = core.withLock { core in
             core.evictIfOver(configuration.nodeCacheLimit)
-            return (core.published, core.region, core.isClosed)
+            return (core.published, core.region, core.isClosed, core.followDamage)
         }
         if closed { throw StorageError(.closed, "The store at '\(path)' is closed.") }
+        if let damage, following { throw damage }
         let limit = ignoringLimit ? nil : configuration.maximumNumberOfActiveVersions
         let pin = try pins.pin(state.version, limit: limit, replacing: replacing)
         return Snapshot(state: state, region: region, pin: pin)
