@@ -27,11 +27,13 @@ let package = Package(
         // Speed of the object layer (Object + @Persisted, Results, freeze, durable writes), release builds.
         .executableTarget(
             name: "ObjectBenchmark", dependencies: ["ActorStore", "BenchmarkKit"], path: "Sources/ObjectBenchmark"),
+        // What more than one test target uses (the seeded generator).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
-            name: "PersistenceTests", dependencies: ["ActorStorePersistence"], path: "Tests/PersistenceTests",
-            resources: [.copy("Fixtures")]),
+            name: "PersistenceTests", dependencies: ["ActorStorePersistence", "TestSupport"],
+            path: "Tests/PersistenceTests", resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "ActorStoreTests", dependencies: ["ActorStore", "ActorStorePersistence"],
+            name: "ActorStoreTests", dependencies: ["ActorStore", "ActorStorePersistence", "TestSupport"],
             path: "Tests/ActorStoreTests"),
         // The kill -9 crash oracle: CrashOracleTests spawns actorstore-crash-child (write, verify, tryopen) and
         // kills it at random moments. No dependency between them: `swift test` and `swift build --build-tests`

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ActorStore
@@ -95,8 +96,7 @@ private func transferWithSuspension(
         return
     }
     source.balance -= amount
-    await Task.yield()
-    try await Task.sleep(for: .microseconds(200))
+    for _ in 0..<8 { await Task.yield() }  // other tasks run on the actor meanwhile
     target.balance += amount
     if cancel {
         realm.cancelWrite()
@@ -175,7 +175,7 @@ private func reopenFromDisk(_ config: Realm.Configuration) async throws -> Realm
                             }
                             rounds += 1
                             // Reads on a realm wait for its writes and the reverse: leave the writers room.
-                            try? await Task.sleep(for: .milliseconds(15))
+                            for _ in 0..<50 { await Task.yield() }
                         } while !Task.isCancelled
                         return rounds
                     }
@@ -266,7 +266,7 @@ private func reopenFromDisk(_ config: Realm.Configuration) async throws -> Realm
                             if held.count > 4 { held.removeFirst() }
                             for old in held { #expect(ledger(old).total == total) }
                             checks += 1
-                            try? await Task.sleep(for: .milliseconds(2))
+                            for _ in 0..<10 { await Task.yield() }  // leave the writers room
                         } while !Task.isCancelled
                         return checks
                     }

@@ -1,5 +1,6 @@
 import ActorStore
 import Foundation
+import TestSupport
 import Testing
 
 // The randomized oracle for collection change streams: random commits (inserts, deletes, changes that move
@@ -72,7 +73,7 @@ struct Observed: Sendable, Equatable {
         for commit in 0..<Self.commits {
             // Let the observers run between some commits, and fall behind on others (coalescing).
             switch Int.random(in: 0..<10, using: &random) {
-            case 0: try await Task.sleep(for: .microseconds(300))
+            case 0: await Self.yield(times: 30)
             case 1, 2: await Task.yield()
             default: break
             }
@@ -120,10 +121,9 @@ struct Observed: Sendable, Equatable {
         // Each observer must reach the final state; then observation is cancelled.
         for (index, consumer) in consumers.enumerated() {
             let key = seed &+ UInt64(index + 1)
-            let clock = ContinuousClock()
-            let deadline = clock.now.advanced(by: .seconds(120))
-            while Self.latest.withLock({ $0[key] }) != expected[index] && clock.now < deadline {
-                try await Task.sleep(for: .milliseconds(2))
+            let target = expected[index]
+            try? await waitUntil("seed \(seed): observer \(index) reaching the final state") {
+                Self.latest.withLock { $0[key] } == target
             }
             #expect(
                 Self.latest.withLock { $0[key] } == expected[index],
@@ -132,6 +132,11 @@ struct Observed: Sendable, Equatable {
             let deliveries = try await consumer.value
             #expect(deliveries > 1)
         }
+    }
+
+    /// Lets other tasks run: `times` yields, a pause that depends on no clock.
+    static func yield(times: Int) async {
+        for _ in 0..<times { await Task.yield() }
     }
 
     /// The ids each observer last saw, by its seed.
@@ -177,7 +182,7 @@ struct Observed: Sendable, Equatable {
             previous = current
             latest.withLock { $0[seed] = current.ids }
             let pause = Int.random(in: 0..<10, using: &random)
-            if pause < 3 { try? await Task.sleep(for: .microseconds(pause * 700)) }
+            if pause < 3 { await yield(times: pause * 20) }
         }
         return deliveries
     }
@@ -209,7 +214,7 @@ struct Observed: Sendable, Equatable {
         var nextID = 20
         for _ in 0..<Self.commits {
             switch Int.random(in: 0..<10, using: &random) {
-            case 0: try await Task.sleep(for: .microseconds(300))
+            case 0: await Self.yield(times: 30)
             case 1, 2: await Task.yield()
             default: break
             }
@@ -253,12 +258,8 @@ struct Observed: Sendable, Equatable {
             for key in owner.kennel.keys { map[key] = Self.describe(owner.kennel[key] ?? nil) }
             return (map, Array(owner.scores))
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(120))
-        while (mapDone.withLock { $0 } != expectedMap || listDone.withLock { $0 } != expectedList)
-            && clock.now < deadline
-        {
-            try await Task.sleep(for: .milliseconds(2))
+        try? await waitUntil("seed \(seed): the map and list observers reaching the final state") {
+            mapDone.withLock { $0 } == expectedMap && listDone.withLock { $0 } == expectedList
         }
         #expect(mapDone.withLock { $0 } == expectedMap, "seed \(seed): the map observer did not reach the final state")
         #expect(
@@ -313,7 +314,7 @@ struct Observed: Sendable, Equatable {
             previous = current
             latest.withLock { $0 = current }
             let pause = Int.random(in: 0..<10, using: &random)
-            if pause < 3 { try? await Task.sleep(for: .microseconds(pause * 700)) }
+            if pause < 3 { await yield(times: pause * 20) }
         }
         return deliveries
     }
@@ -344,7 +345,7 @@ struct Observed: Sendable, Equatable {
             }
             latest.withLock { $0 = previous }
             let pause = Int.random(in: 0..<10, using: &random)
-            if pause < 3 { try? await Task.sleep(for: .microseconds(pause * 700)) }
+            if pause < 3 { await yield(times: pause * 20) }
         }
         return deliveries
     }

@@ -25,25 +25,16 @@ final class NTOther: Object {
     @Persisted var settings: Map<String, String>
 }
 
-/// Reads deliveries from a change sequence one at a time, failing (instead of hanging) after a timeout.
+/// Reads deliveries from a change sequence one at a time. A delivery that never comes does not hang the
+/// run: the suites that use it carry a time limit, which cancels the test, and a cancelled change sequence
+/// ends (`next` returns nil, which the callers' expectations reject).
 final class ChangeReader<S: AsyncSequence & Sendable>: @unchecked Sendable where S.Element: Sendable {
     // @unchecked: the iterator is used by one task at a time (each `next` awaits the previous one).
     private var iterator: S.AsyncIterator
 
     init(_ sequence: S) { iterator = sequence.makeAsyncIterator() }
 
-    func next(timeout: Duration = .seconds(60)) async throws -> S.Element? {
-        try await withThrowingTaskGroup(of: S.Element?.self) { group in
-            group.addTask { [self] in try await self.iterator.next() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw CancellationError()
-            }
-            let first = try await group.next()!
-            group.cancelAll()
-            return first
-        }
-    }
+    func next() async throws -> S.Element? { try await iterator.next() }
 }
 
 typealias Update = (deletions: [Int], insertions: [Int], modifications: [Int])
@@ -53,7 +44,7 @@ func update<T>(_ change: RealmCollectionChange<FrozenResults<T>>?) -> Update? {
     return (deletions, insertions, modifications)
 }
 
-@Suite struct NotificationTests {
+@Suite(.timeLimit(.minutes(2))) struct NotificationTests {
     private func realm() async throws -> Realm {
         try await Realm(configuration: testConfiguration([NTDog.self, NTPerson.self, NTOther.self]))
     }
@@ -398,15 +389,18 @@ final class Deliveries: Sendable {
     var updates: [Update] { changes.withLock { $0.compactMap { $0 } } }
 }
 
-/// Polls `condition` until it holds (fails after a minute: a backstop, generous because the suites run in
-/// parallel, and under ThreadSanitizer a busy suite can hold the two threads of a 2-core pool for seconds).
-func waitUntil(_ condition: @Sendable () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(60)
-    while ContinuousClock.now < deadline {
+/// Polls `condition`, yielding between looks, until it holds. Fails (records an issue and throws) after
+/// `turns` looks without it: a backstop counted in turns, not time, generous because the suites run in
+/// parallel and the event may come from another thread (the engine's, a closing file's).
+func waitUntil(
+    _ what: @autoclosure () -> String = "the awaited condition", turns: Int = 10_000_000,
+    _ condition: @Sendable () async -> Bool
+) async throws {
+    for _ in 0..<turns {
         if await condition() { return }
-        try await Task.sleep(for: .milliseconds(1))
+        await Task.yield()
     }
-    Issue.record("condition not met within a minute")
+    Issue.record("\(what()) did not happen within \(turns) turns")
     throw CancellationError()
 }
 

@@ -1,5 +1,6 @@
 import ActorStorePersistence
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ActorStore

@@ -1,6 +1,7 @@
-import ActorStore
 import Foundation
 import Testing
+
+@testable import ActorStore
 
 // Regression tests for defects found in review; each states the behaviour that now holds.
 
@@ -65,10 +66,15 @@ private func config(
     return configuration
 }
 
-private func holdTransactionThenCancel(_ realm: isolated Realm, createDog: Bool) async throws {
+/// Begins a transaction, says so through `opened`, keeps it open (suspended, the actor free for other
+/// tasks) until `release` holds, then cancels it.
+private func holdTransactionThenCancel(
+    _ realm: isolated Realm, createDog: Bool, opened: Locked<Bool>, release: @Sendable () async -> Bool
+) async throws {
     try await realm.beginWrite()
     if createDog { realm.create(RegDog.self, value: ["name": "uncommitted"]) }
-    try await Task.sleep(for: .milliseconds(300))
+    opened.withLock { $0 = true }
+    try await waitUntil("the transaction's release", release)
     realm.cancelWrite()
 }
 
@@ -83,22 +89,37 @@ private func readThenCancel(_ realm: isolated Realm) async throws -> (Bool, Bool
 @Suite(.serialized) struct RegressionTests {
     @Test func asyncAddFromAnotherTaskDoesNotJoinItsTransaction() async throws {
         let realm = try await Realm(configuration: config(types: [RegDog.self]))
-        let holder = Task { try await holdTransactionThenCancel(realm, createDog: false) }
-        try await Task.sleep(for: .milliseconds(80))
+        let opened = Locked(false)
+        let added = Locked(false)
+        // The holder cancels once the add below is queued behind its transaction (or, were the add to join
+        // the transaction instead, once it returned: then the cancel discards the dog).
+        let holder = Task {
+            try await holdTransactionThenCancel(realm, createDog: false, opened: opened) {
+                await realm.waitingWriterCount >= 1 || added.withLock { $0 }
+            }
+        }
+        try await waitUntil("the holder's transaction opening") { opened.withLock { $0 } }
         let dog = RegDog()
         dog.name = "Rex"
         try await realm.add(dog)  // waits for the other transaction, then commits its own
+        added.withLock { $0 = true }
         try await holder.value
         #expect(await realm.read { $0.objects(RegDog.self).count } == 1)
     }
 
     @Test func actorMembersDoNotSeeAnotherTasksOpenTransaction() async throws {
         let realm = try await Realm(configuration: config(types: [RegDog.self]))
-        let holder = Task { try await holdTransactionThenCancel(realm, createDog: true) }
-        try await Task.sleep(for: .milliseconds(80))
+        let opened = Locked(false)
+        let checked = Locked(false)
+        // The holder keeps its transaction (with an uncommitted dog) open until the checks below are done.
+        let holder = Task {
+            try await holdTransactionThenCancel(realm, createDog: true, opened: opened) { checked.withLock { $0 } }
+        }
+        try await waitUntil("the holder's transaction opening") { opened.withLock { $0 } }
         #expect(await realm.isEmpty)
         #expect(await realm.read { $0.objects(RegDog.self).count } == 0)
         #expect(await realm.freeze().objects(RegDog.self).isEmpty)
+        checked.withLock { $0 = true }
         try await holder.value
         #expect(await realm.isEmpty)
     }

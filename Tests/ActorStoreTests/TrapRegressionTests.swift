@@ -128,14 +128,10 @@ private func expectStopMessage(
 }
 
 @Suite(.serialized) struct TrapRegressionFileTests {
-    /// Opens the engine on `path` once the realm that last had it open has let go of it.
-    private static func openEngine(_ path: String) async throws -> StorageEngine {
-        for _ in 0..<200 {
-            if let engine = try? await StorageEngine.open(.init(path: path, durability: .none, autoCompaction: nil)) {
-                return engine
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+    /// Opens the engine on `config`'s file once the realm that last had it open has let go of it.
+    private static func openEngine(_ config: Realm.Configuration) async throws -> StorageEngine {
+        await Realm.waitUntilClosed(configuration: config)
+        let path = try #require(config.fileURL).path
         return try await StorageEngine.open(.init(path: path, durability: .none, autoCompaction: nil))
     }
 
@@ -156,7 +152,7 @@ private func expectStopMessage(
                 }
             }
         }()
-        let engine = try await openEngine(path)
+        let engine = try await openEngine(config)
         let snapshot = try engine.snapshot()
         let dogTable = try #require(snapshot.tableID(named: "TrapDog"))
         let keys = snapshot.keys(dogTable).map(\.key)
@@ -183,13 +179,8 @@ private func expectStopMessage(
     /// way through every path; it used to stop the program ("A stored List<…> element could not be read").
     @Test func danglingLinksInAListAreSkippedEverywhere() async throws {
         let config = try await Self.fileWithDanglingLinks()
-        // The engine lets go of the file's lock shortly after `close()`.
-        var opened: Realm?
-        for _ in 0..<200 where opened == nil {
-            opened = try? await Realm(configuration: config)
-            if opened == nil { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        let realm = try #require(opened)
+        // `close()` let go of the file's lock before it returned.
+        let realm = try await Realm(configuration: config)
         try await realm.read { realm throws in
             let kennel = try #require(realm.objects(TrapKennel.self).first)
             let dogs = kennel.dogs

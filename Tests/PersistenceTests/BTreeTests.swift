@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ActorStorePersistence
 
-// `SplitMix64` (a seedable PRNG) and `testSeed(_:)` (reads `ACTORSTORE_SEED`, else picks and prints a
-// seed) come from the test target's shared support file.
+// `SplitMix64` (a seedable PRNG) comes from the TestSupport target; `testSeed(_:)` (reads `ACTORSTORE_SEED`,
+// else picks and prints a seed) from this target's support file.
 
 private typealias Tree = PersistentBTree<Int64, Int>
 

@@ -3,19 +3,6 @@ import Testing
 
 @testable import ActorStorePersistence
 
-/// A small, fast, seedable PRNG (SplitMix64) so random tests replay exactly from a printed seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The seed for a randomized test: `ACTORSTORE_SEED` if set, else a fresh one. Printed so a failure replays.
 func testSeed(_ name: String) -> UInt64 {
     let seed =
