@@ -222,6 +222,10 @@ final class ResultsSource: ObservedSource {
     /// One update from `first.old` to `second.keys`: every object either touched (deleted, inserted or
     /// modified) counts as modified if it is in both, so nothing either reported is lost.
     /// - Complexity: O(n) in the number of matches.
+    /// A merged update whose diff is empty: every object it touched is in neither the old nor the new
+    /// matches (inserted and deleted within the burst).
+    static func changesNothing(_ update: Update) -> Bool { update.diff.isEmpty }
+
     static func merge(_ first: Update, _ second: Update) -> Update {
         var touched = Set<ObjectKey>()
         for update in [first, second] {

@@ -27,6 +27,10 @@ protocol ObservedSource: AnyObject {
 
     /// One update covering `first` then `second`.
     static func merge(_ first: Update, _ second: Update) -> Update
+
+    /// Whether `update` changes nothing the view shows: merged updates can cancel out (an object inserted
+    /// then deleted in one burst), and such an update is not applied (the view would report an empty change).
+    static func changesNothing(_ update: Update) -> Bool
 }
 
 extension ObservedSource {
@@ -44,10 +48,14 @@ extension ObservedSource {
         return try update(for: batches)
     }
 
-    /// `updates` merged into one, in order; nil when there are none.
+    /// `updates` merged into one, in order; nil when there are none, or when they cancel out.
     static func merged(_ updates: some Sequence<Update>) -> Update? {
-        updates.reduce(nil) { merged, update in merged.map { merge($0, update) } ?? update }
+        let merged = updates.reduce(nil) { merged, update in merged.map { merge($0, update) } ?? update }
+        return merged.flatMap { changesNothing($0) ? nil : $0 }
     }
+
+    /// An update of a single delivery always changes something (default).
+    static func changesNothing(_ update: Update) -> Bool { false }
 }
 
 /// An observed view (``ObservedResults``, ``ObservedRealmObject``, ``ObservedRealm``): what it does with
@@ -109,6 +117,8 @@ enum ObservedDriver {
                 _ = deliver(.failure(error))
                 return
             }
+            // What arrived meanwhile undid the first update (an object inserted, then deleted): nothing to show.
+            if Source.changesNothing(update) { continue }
             guard !Task.isCancelled, deliver(.success(update)) else { return }
         }
     }
