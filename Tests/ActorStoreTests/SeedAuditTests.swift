@@ -225,7 +225,7 @@ private func auditInvalidateThenRead(_ realm: isolated Realm, other: Realm) asyn
 
 // MARK: Tests
 
-@Suite(.timeLimit(.minutes(2))) struct SeedAuditTests {
+@Suite(.timeLimit(.minutes(10))) struct SeedAuditTests {
     // MARK: Models
 
     @Test func indexedPropertiesOfEachSupportedTypeAnswerEqualityAndIn() async throws {
