@@ -102,16 +102,18 @@ extension WriteSession {
             }
             return nil
         }
-        let shared = perRow ? nil : convert()
-        guard perRow || shared != nil else { return }
+        if !perRow {
+            guard let shared = convert() else { return }
+            // One engine call: the value is validated once, and each row gets only this column re-encoded.
+            run { () throws(StorageError) in
+                try transaction.update(binding.tableID, keys: keys, column: column, to: shared)
+            }
+            return
+        }
         for key in keys {
             guard failure == nil else { return }
             // A row an earlier one's cascade deleted (an embedded object of this query) is skipped.
             guard transaction.state.tables.rowLocation(binding.tableID, key) != nil else { continue }
-            if let shared {
-                updateRow(binding, key, [(column, shared)])
-                continue
-            }
             let saved = target
             target = (binding.tableID, key, column)
             let value = convert()

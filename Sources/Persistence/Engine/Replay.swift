@@ -227,6 +227,10 @@ package final class RecordBuffer {
         UnsafeRawBufferPointer(start: pointer + offset, count: count)
     }
 
+    /// Makes room for `extra` more bytes, so that the next appends of that many bytes in all move nothing:
+    /// a view of bytes already in the buffer, taken after this call, stays valid through them.
+    package func reserveCapacity(forAppending extra: Int) { reserve(extra) }
+
     private func reserve(_ extra: Int) {
         guard used + extra > capacity else { return }
         var newCapacity = capacity * 2

@@ -26,27 +26,30 @@ package final class WriteTransaction: ReadableStore {
     private var holdsWriteLock = true
     /// Set when an operation failed half-way; the transaction can then only roll back.
     private var failure: StorageError?
-    /// What inserts into the last table inserted into need, read once instead of per row (reading a
+    /// What inserts and updates of the last table written need, read once instead of per row (reading a
     /// table's fields out of the state copies the table). Dropped on every schema change.
-    private var insertCache: InsertCache?
+    private var tableCache: TableCache?
 
-    /// A class, so that taking it out of the property for an insert retains one object rather than
-    /// copying three arrays (three retains and releases per insert).
-    private final class InsertCache {
+    /// A class, so that taking it out of the property for a write retains one object rather than copying
+    /// three arrays (three retains and releases per row).
+    private final class TableCache {
         let table: TableID
+        let name: String
         let columns: [ColumnSchema]
         let types: [ColumnType]
         let linkColumns: [Int]
         var nextKey: Int64
 
-        init(table: TableID, columns: [ColumnSchema], types: [ColumnType], linkColumns: [Int], nextKey: Int64) {
-            self.table = table
-            self.columns = columns
-            self.types = types
-            self.linkColumns = linkColumns
-            self.nextKey = nextKey
+        init(_ id: TableID, _ table: TableState) {
+            self.table = id
+            name = table.schema.name
+            columns = table.schema.columns
+            types = table.columnTypes
+            linkColumns = table.linkColumns
+            nextKey = table.nextKey
         }
     }
+
     /// Where the commit body starts in ``buffer``: after the record header and the durability watermark
     /// (filled in at commit).
     static let bodyStart = Record.headerSize + Record.watermarkSize
@@ -165,7 +168,7 @@ package final class WriteTransaction: ReadableStore {
             }
             entries.append(.init(id: id, schema: schema, nextKey: state.tables[id]?.nextKey ?? 0))
         }
-        insertCache = nil
+        tableCache = nil
         var writer = ByteWriter()
         CommitPayload.appendSchema(entries, version: version ?? state.schemaVersion, to: &writer)
         let mark = buffer.count
@@ -207,7 +210,7 @@ package final class WriteTransaction: ReadableStore {
         // only when nothing else refers to it, so a lingering copy would make every insert copy its paths.
         let (row, key, types) = try prepareInsert(tableID, values)
         try appendUpsert(tableID, key, row, types)
-        insertCache?.nextKey = key.rawValue + 1
+        tableCache?.nextKey = key.rawValue + 1
         changes.tables[tableID, default: TableChanges()].recordInsert(key)
         return key
     }
@@ -222,6 +225,114 @@ package final class WriteTransaction: ReadableStore {
         throws(StorageError)
     {
         try checkUsable()
+        let cache = try tableCache(tableID)
+        guard let location = state.tables.rowLocation(tableID, key) else {
+            throw StorageError(
+                .invalidObject,
+                "The \(cache.name) object \(key) does not exist: it was deleted or never added.")
+        }
+        defer { scratch.empty() }
+        // Only the given columns are decoded (to compare) and encoded; the others' bytes are copied.
+        let old = try rowView(at: location)
+        var patches = columnValues
+        var changed = ColumnSet()
+        var given = ColumnSet()
+        var i = 0
+        while i < patches.count {
+            let column = patches[i].column
+            guard let schema = cache.columns[safe: column] else {
+                throw StorageError(.invalidValue, "\(cache.name) has no column number \(column).")
+            }
+            guard !given.contains(column) else {
+                // A column given twice: the last value wins, as in a decoded row.
+                return try updateDecoded(tableID, key, columnValues, reportingUnchanged: reportingUnchanged)
+            }
+            given.insert(column)
+            let normalized = try RowEncoder.validate(patches[i].value, for: schema.type, column: schema.name)
+            if try old.value(at: column, type: schema.type) != normalized {
+                if schema.isPrimaryKey {
+                    throw StorageError(
+                        .invalidValue,
+                        "The primary key '\(schema.name)' of a \(cache.name) can't be changed after the object "
+                            + "is added. Delete the object and add a new one instead.")
+                }
+                try checkLinks(normalized, schema)
+                if normalized != patches[i].value { patches[i].value = normalized }
+                changed.insert(column)
+                i += 1
+            } else {
+                if reportingUnchanged && !schema.isPrimaryKey { changed.insert(column) }
+                patches.remove(at: i)
+            }
+        }
+        guard !changed.isEmpty else { return }
+        guard try writePatched(tableID, key, at: location, old, patches, changed: changed, cache) else {
+            return try updateDecoded(tableID, key, columnValues, reportingUnchanged: reportingUnchanged)
+        }
+    }
+
+    /// Sets column `column` of every row of `keys` to `value` (Realm's `Results.setValue(_:forKey:)`): the
+    /// value is validated once, and each row is written with only that column re-encoded. Keys with no row
+    /// (deleted earlier in the transaction) are skipped; rows that already hold the value are not written
+    /// or reported modified.
+    /// - Throws: `.invalidValue` (a bad value, changing a primary key), `.invalidObject` (a link to a missing
+    ///   object), `.limitExceeded`; after a throw the transaction can only roll back.
+    package func update(_ tableID: TableID, keys: [ObjectKey], column: Int, to value: Value) throws(StorageError) {
+        try checkUsable()
+        let cache = try tableCache(tableID)
+        guard let schema = cache.columns[safe: column] else {
+            throw StorageError(.invalidValue, "\(cache.name) has no column number \(column).")
+        }
+        let normalized = try RowEncoder.validate(value, for: schema.type, column: schema.name)
+        try checkLinks(normalized, schema)
+        let patches: [RowEncoder.Patch] = [(column, normalized)]
+        var changed = ColumnSet()
+        changed.insert(column)
+        for key in keys {
+            guard let location = state.tables.rowLocation(tableID, key) else { continue }
+            defer { scratch.empty() }
+            let old = try rowView(at: location)
+            guard try old.value(at: column, type: schema.type) != normalized else { continue }
+            if schema.isPrimaryKey {
+                throw StorageError(
+                    .invalidValue,
+                    "The primary key '\(schema.name)' of a \(cache.name) can't be changed after the object is "
+                        + "added. Delete the object and add a new one instead.")
+            }
+            if try !writePatched(tableID, key, at: location, old, patches, changed: changed, cache) {
+                try updateDecoded(tableID, key, patches, reportingUnchanged: false)
+            }
+        }
+    }
+
+    /// Appends row `key` (now `old`, at `location`) with `patches` applied, and records it modified in
+    /// `changed`; or returns false, writing nothing, if the row stores more columns than the schema has.
+    private func writePatched(
+        _ tableID: TableID, _ key: ObjectKey, at location: RowLocation, _ old: RowView,
+        _ patches: [RowEncoder.Patch], changed: ColumnSet, _ cache: TableCache
+    ) throws(StorageError) -> Bool {
+        guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: cache.types) else { return false }
+        try RowEncoder.checkRowSize(dataSize: dataLength, columnCount: cache.types.count)
+        // The old row may be in this record: with the room reserved, appending moves nothing, so a view
+        // taken now stays valid while the new row is written.
+        let overhead = StoreCipher.unitHeaderSize + CommitPayload.upsertHeaderSize + 4
+        buffer.reserveCapacity(
+            forAppending: RowFormat.headerSize(columnCount: cache.types.count, offsetWidth: 4) + dataLength + overhead)
+        let old = location.offset >= recordStart ? try rowView(at: location) : old
+        try appendUpsert(tableID, key, changed: changed) { buffer in
+            RowEncoder.encode(patching: old, with: patches, types: cache.types, dataLength: dataLength, into: buffer)
+        }
+        changes.tables[tableID, default: TableChanges()].recordModify(key, changed)
+        return true
+    }
+
+    /// ``update(_:_:_:reportingUnchanged:)`` by decoding the whole row and encoding it again: for the rare
+    /// calls the column-by-column path does not take (a column given twice, a row storing more columns
+    /// than the schema has).
+    private func updateDecoded(
+        _ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)],
+        reportingUnchanged: Bool
+    ) throws(StorageError) {
         let (table, types) = try schemaAndTypes(tableID)
         guard var row = try values(tableID, key) else {
             throw StorageError(
@@ -367,13 +478,7 @@ package final class WriteTransaction: ReadableStore {
     private func prepareInsert(
         _ tableID: TableID, _ values: [Value]
     ) throws(StorageError) -> ([Value], ObjectKey, [ColumnType]) {
-        if insertCache?.table != tableID {
-            let table = try table(tableID)
-            insertCache = InsertCache(
-                table: tableID, columns: table.schema.columns, types: table.columnTypes,
-                linkColumns: table.linkColumns, nextKey: table.nextKey)
-        }
-        let cache = insertCache!
+        let cache = try tableCache(tableID)
         // The next key after this one must be representable too (`insert` stores `key + 1`).
         guard cache.nextKey < Int64.max else {
             throw StorageError(
@@ -385,6 +490,14 @@ package final class WriteTransaction: ReadableStore {
         let row = try RowEncoder.validateRow(values, columns: cache.columns)
         for column in cache.linkColumns { try checkLinks(row[column], cache.columns[column]) }
         return (row, ObjectKey(cache.nextKey), cache.types)
+    }
+
+    /// The cached facts of table `tableID` (see ``tableCache``).
+    private func tableCache(_ tableID: TableID) throws(StorageError) -> TableCache {
+        if let cache = tableCache, cache.table == tableID { return cache }
+        let cache = TableCache(tableID, try table(tableID))
+        tableCache = cache
+        return cache
     }
 
     private func schemaAndTypes(_ tableID: TableID) throws(StorageError) -> (TableSchema, [ColumnType]) {
@@ -417,6 +530,15 @@ package final class WriteTransaction: ReadableStore {
     private func appendUpsert(
         _ tableID: TableID, _ key: ObjectKey, _ row: [Value], _ types: [ColumnType]
     ) throws(StorageError) {
+        try appendUpsert(tableID, key, changed: nil) { buffer in RowEncoder.encode(row, types: types, into: buffer) }
+    }
+
+    /// Appends an upsert whose row `encode` writes at the end of the record (returning its length), and
+    /// applies it; undoes the append if applying fails. `changed`, when known, is every column in which the
+    /// row differs from the row it replaces (see ``DatabaseState/applyUpsert``).
+    private func appendUpsert(
+        _ tableID: TableID, _ key: ObjectKey, changed: ColumnSet?, encode: (RecordBuffer) -> Int
+    ) throws(StorageError) {
         let mark = buffer.count
         let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
         buffer.append(CommitPayload.Op.upsert.rawValue)
@@ -426,7 +548,7 @@ package final class WriteTransaction: ReadableStore {
         let lengthOffset = buffer.count
         buffer.append(UInt32(0))
         let rowStart = buffer.count
-        let length = RowEncoder.encode(row, types: types, into: buffer)
+        let length = encode(buffer)
         // Callers check the size first (``RowEncoder/checkRowSize(dataSize:columnCount:)``); never trap if one
         // did not.
         guard let storedLength = UInt32(exactly: length),
@@ -446,9 +568,9 @@ package final class WriteTransaction: ReadableStore {
         defer { scratch.empty() }
         do throws(StorageError) {
             let newRow = try RowView(buffer.bytes(at: rowStart, count: length))
-            try state.applyUpsert(table: tableID, key: key, location: location, newRow: newRow, token: token) {
-                (old) throws(StorageError) in try rowView(at: old)
-            }
+            try state.applyUpsert(
+                table: tableID, key: key, location: location, newRow: newRow, changed: changed, token: token
+            ) { (old) throws(StorageError) in try rowView(at: old) }
         } catch {
             buffer.truncate(to: mark)
             if error.code != .primaryKeyExists { failure = error }

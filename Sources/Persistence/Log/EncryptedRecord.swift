@@ -283,6 +283,7 @@ final class ScratchRows {
     }
 
     func empty() {
+        guard !buffers.isEmpty else { return }
         for buffer in buffers { buffer.deallocate() }
         buffers.removeAll(keepingCapacity: true)
     }

@@ -9,12 +9,17 @@ extension DatabaseState {
 
     /// Makes `newRow` (stored at `location`) the current row `key` of `table`, replacing the current row
     /// if there is one, and updates the indexes.
-    /// - Parameter readRow: the bytes at a location (to read the row being replaced).
+    /// - Parameters:
+    ///   - changed: when the caller knows it, every column in which `newRow` differs from the current row
+    ///     (an update of an existing row; never its primary key): only the indexes and backlinks of these
+    ///     columns are touched, and the current row is read only if one of them needs it. `nil` (an insert,
+    ///     replay): the two rows are compared column by column.
+    ///   - readRow: the bytes at a location (to read the row being replaced).
     /// - Throws: `.primaryKeyExists` if another object has the new row's primary key; `.corrupted` if a row
     ///   cannot be decoded.
     package mutating func applyUpsert(
-        table tableID: TableID, key: ObjectKey, location: RowLocation, newRow: RowView, token: MutationToken,
-        readRow: (RowLocation) throws(StorageError) -> RowView
+        table tableID: TableID, key: ObjectKey, location: RowLocation, newRow: RowView, changed: ColumnSet? = nil,
+        token: MutationToken, readRow: (RowLocation) throws(StorageError) -> RowView
     ) throws(StorageError) {
         guard var table = tables.removeValue(forKey: tableID) else {
             throw StorageError(.invalidObject, "There is no table \(tableID) in this version.")
@@ -23,7 +28,7 @@ extension DatabaseState {
         // compiler copy the table (retaining each of its trees and arrays) on every upsert.
         var failure: StorageError?
         do throws(StorageError) {
-            try upsert(into: &table, tableID, key, location, newRow, token, readRow)
+            try upsert(into: &table, tableID, key, location, newRow, changed, token, readRow)
         } catch {
             failure = error
         }
@@ -34,7 +39,8 @@ extension DatabaseState {
     /// The body of ``applyUpsert``, on a table taken out of the store (so that its trees are uniquely owned).
     private mutating func upsert(
         into table: inout TableState, _ tableID: TableID, _ key: ObjectKey, _ location: RowLocation,
-        _ newRow: RowView, _ token: MutationToken, _ readRow: (RowLocation) throws(StorageError) -> RowView
+        _ newRow: RowView, _ changed: ColumnSet?, _ token: MutationToken,
+        _ readRow: (RowLocation) throws(StorageError) -> RowView
     ) throws(StorageError) {
         // The table's next key is one past its largest key. Replay rejects a key of Int64.max and inserts
         // stop before it; checked here too, before anything changes, so that no path can trap below.
@@ -45,7 +51,34 @@ extension DatabaseState {
                     + "key. The file is damaged; restore it from a backup.")
         }
         // Keys at or past nextKey were never used: nothing to replace (the common case of an insert).
-        let oldLocation = key.rawValue < table.nextKey ? table.rows.value(forKey: key) : nil
+        if let changed, key.rawValue < table.nextKey {
+            // An update of known columns: the row's entry is replaced in one walk that returns the old
+            // location, the primary key is unchanged, and only the changed columns' entries move.
+            let oldLocation = table.rows.updateValue(location, forKey: key, token: token)
+            if let oldLocation {
+                liveBytes -= UInt64(oldLocation.length) + Self.rowOverhead
+                try updateEntries(of: &table, tableID, key, location, newRow, changed, oldLocation, token, readRow)
+            } else {
+                try replaceEntries(of: &table, tableID, key, location, newRow, nil, token, readRow)
+            }
+        } else {
+            let oldLocation = key.rawValue < table.nextKey ? table.rows.value(forKey: key) : nil
+            try replaceEntries(of: &table, tableID, key, location, newRow, oldLocation, token, readRow)
+            if let index = table.rows.updateValue(location, forKey: key, token: token) {
+                liveBytes -= UInt64(index.length) + Self.rowOverhead
+            }
+        }
+        liveBytes += UInt64(location.length) + Self.rowOverhead
+        if key.rawValue >= table.nextKey { table.nextKey = key.rawValue + 1 }
+    }
+
+    /// The index and backlink entries of an upsert that replaces the row at `oldLocation` (if any), comparing
+    /// every indexed and link column of the two rows.
+    private mutating func replaceEntries(
+        of table: inout TableState, _ tableID: TableID, _ key: ObjectKey, _ location: RowLocation,
+        _ newRow: RowView, _ oldLocation: RowLocation?, _ token: MutationToken,
+        _ readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
         let oldRow = try oldLocation.map(readRow)
         let columns = table.schema.columns
         if let pk = table.schema.primaryKeyColumn {
@@ -84,11 +117,38 @@ extension DatabaseState {
             try updateBacklinks(
                 from: tableID, key: key, column: column, table: table, old: oldRow, new: newRow, token: token)
         }
-        if let index = table.rows.updateValue(location, forKey: key, token: token) {
-            liveBytes -= UInt64(index.length) + Self.rowOverhead
+    }
+
+    /// The index and backlink entries of an update whose changed columns are known: the primary-key entry
+    /// takes the new location; the secondary index and backlink entries of the changed columns move, and
+    /// the old row is read only for those.
+    private mutating func updateEntries(
+        of table: inout TableState, _ tableID: TableID, _ key: ObjectKey, _ location: RowLocation,
+        _ newRow: RowView, _ changed: ColumnSet, _ oldLocation: RowLocation, _ token: MutationToken,
+        _ readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
+        let columns = table.schema.columns
+        if let pk = table.schema.primaryKeyColumn {
+            let entry = PrimaryKeyEntry(object: key, location: location)
+            table.primaryIndex.updateValue(entry, forKey: try Self.indexKey(newRow, pk, columns[pk].type), token: token)
         }
-        liveBytes += UInt64(location.length) + Self.rowOverhead
-        if key.rawValue >= table.nextKey { table.nextKey = key.rawValue + 1 }
+        var oldRow: RowView?
+        for column in table.indexes.keys where changed.contains(column) {
+            if oldRow == nil { oldRow = try readRow(oldLocation) }
+            let newKey = try Self.indexKey(newRow, column, columns[column].type)
+            let oldKey = try oldRow.map { (row) throws(StorageError) in
+                try Self.indexKey(row, column, columns[column].type)
+            }
+            if newKey != oldKey {
+                if let oldKey { table.indexes[column]!.removeValue(forKey: IndexEntry(oldKey, key), token: token) }
+                table.indexes[column]!.updateValue(Present(), forKey: IndexEntry(newKey, key), token: token)
+            }
+        }
+        for column in table.linkColumns where changed.contains(column) {
+            if oldRow == nil { oldRow = try readRow(oldLocation) }
+            try updateBacklinks(
+                from: tableID, key: key, column: column, table: table, old: oldRow, new: newRow, token: token)
+        }
     }
 
     /// Removes row `key` (whose current bytes are `oldRow`) from `table` and from every index.

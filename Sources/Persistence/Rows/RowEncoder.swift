@@ -74,18 +74,21 @@ package enum RowEncoder {
         var writer = RowByteWriter(base: row + layout.headerSize, limit: layout.dataLength)
         for i in 0..<columnCount {
             writeColumn(values[i], type: types[i], into: &writer)
-            let end = writer.offset
-            switch width {
-            case 1: ends.storeBytes(of: UInt8(truncatingIfNeeded: end), toByteOffset: i, as: UInt8.self)
-            case 2:
-                ends.storeBytes(
-                    of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: 2 * i, as: UInt16.self)
-            default:
-                ends.storeBytes(
-                    of: UInt32(truncatingIfNeeded: end).littleEndian, toByteOffset: 4 * i, as: UInt32.self)
-            }
+            storeEnd(writer.offset, of: i, in: ends, width: width)
         }
         precondition(writer.offset == layout.dataLength, "RowEncoder.encode: column sizes changed while encoding")
+    }
+
+    /// Writes the end offset of column `i` into a row header's table of ends.
+    @inline(__always)
+    static func storeEnd(_ end: Int, of i: Int, in ends: UnsafeMutableRawPointer, width: Int) {
+        switch width {
+        case 1: ends.storeBytes(of: UInt8(truncatingIfNeeded: end), toByteOffset: i, as: UInt8.self)
+        case 2:
+            ends.storeBytes(of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: 2 * i, as: UInt16.self)
+        default:
+            ends.storeBytes(of: UInt32(truncatingIfNeeded: end).littleEndian, toByteOffset: 4 * i, as: UInt32.self)
+        }
     }
 
     /// A block of zeros to grow output buffers from.
@@ -203,7 +206,7 @@ package enum RowEncoder {
 
     /// Writes one column's bytes.
     @inline(__always)
-    private static func writeColumn(_ value: Value, type: ColumnType, into writer: inout RowByteWriter) {
+    static func writeColumn(_ value: Value, type: ColumnType, into writer: inout RowByteWriter) {
         switch type.collection {
         case .single:
             if case .null = value {

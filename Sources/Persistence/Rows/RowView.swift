@@ -62,6 +62,9 @@ package struct RowView {
         self.encodedLength = headerSize + previous
     }
 
+    /// The length of the `data` section (the last column's end).
+    package var dataLength: Int { encodedLength &- (base.distance(to: data)) }
+
     /// The end offset of column `i`, relative to the data section.
     @inline(__always)
     private static func end(_ i: Int, ends: UnsafeRawPointer, width: Int) -> Int {

@@ -1,0 +1,189 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ActorStorePersistence
+
+/// Updates re-encode only the columns they change and copy the others' bytes (``RowEncoder/encode(patching:with:types:dataLength:into:)``),
+/// and set-based updates write one column of many rows in one call. Checked against full re-encoding and
+/// against a plain-Swift model of the rows, their indexes and backlinks.
+@Suite("Patched updates")
+struct PatchedUpdateTests {
+    private let rows = RowEncodingTests()
+
+    @Test("A patched row is byte for byte the row encoded whole, old rows with fewer columns included")
+    func patchedEncodingMatchesFullEncoding() throws {
+        var rng = SplitMix64(seed: testSeed("patchedEncodingMatchesFullEncoding"))
+        let buffer = RecordBuffer(capacity: 64)
+        for iteration in 0..<5_000 {
+            let (types, values) = try rows.randomRow(&rng)
+            // The stored row may predate some columns (added since): it stores a prefix of them.
+            let stored = types.isEmpty ? 0 : Int(rng.next() % UInt64(types.count + 1))
+            let oldBytes = rows.encodeRow(Array(values[..<stored]), Array(types[..<stored]))
+            var expected = Array(values[..<stored]) + types[stored...].map(\.defaultValue)
+            var patches: [RowEncoder.Patch] = []
+            for column in types.indices where rng.next() % 3 == 0 {
+                let value = try RowEncoder.validate(
+                    rows.randomValue(types[column], &rng), for: types[column], column: "c")
+                patches.append((column, value))
+                expected[column] = value
+            }
+            patches.shuffle(using: &rng)
+            try oldBytes.withUnsafeBytes { raw in
+                let old = try RowView(raw)
+                let dataLength = try #require(RowEncoder.patchedDataSize(old, patches, types: types))
+                let start = buffer.count
+                let length = RowEncoder.encode(
+                    patching: old, with: patches, types: types, dataLength: dataLength, into: buffer)
+                let whole = rows.encodeRow(expected, types)
+                if Array(buffer.bytes(at: start, count: length)) != whole {
+                    Issue.record("iteration \(iteration) (\(types), \(stored) stored): patched bytes differ")
+                }
+            }
+        }
+    }
+
+    @Test("A stored row with more columns than the schema is not patched")
+    func moreStoredColumnsThanTheSchema() throws {
+        let types = [ColumnType(.int64), ColumnType(.string)]
+        let bytes = rows.encodeRow([.int(1), .string("a")], types)
+        try bytes.withUnsafeBytes { raw in
+            let old = try RowView(raw)
+            #expect(RowEncoder.patchedDataSize(old, [(0, .int(2))], types: [ColumnType(.int64)]) == nil)
+            #expect(RowEncoder.patchedDataSize(old, [(0, .int(2))], types: types) == bytes.count - 3 - 2)
+        }
+    }
+
+    private static let owner = TableSchema("Owner", columns: [ColumnSchema("id", ColumnType(.int64), primaryKey: true)])
+    private static let item = TableSchema(
+        "Item",
+        columns: [
+            ColumnSchema("id", ColumnType(.int64), primaryKey: true),
+            ColumnSchema("tag", ColumnType(.int64), indexed: true),
+            ColumnSchema("name", ColumnType(.string, optional: true)),
+            ColumnSchema("score", ColumnType(.double)),
+            ColumnSchema("owner", ColumnType(.link, optional: true), linkTarget: "Owner"),
+            ColumnSchema("nums", ColumnType(.int64, .list)),
+        ])
+    /// The same with a column added at the end: rows written before it store one column less.
+    private static let itemWithExtra: TableSchema = {
+        var schema = item
+        schema.columns.append(ColumnSchema("extra", ColumnType(.string)))
+        return schema
+    }()
+
+    /// A random value for column `column` of Item (with 5 owners, keys 0..<5).
+    private static func randomValue(_ column: Int, _ rng: inout SplitMix64) -> Value {
+        switch column {
+        case 1: .int(Int64(rng.next() % 6))
+        case 2: rng.next() % 4 == 0 ? .null : .string(String(repeating: "n", count: Int(rng.next() % 300)))
+        case 3: .double(Double(rng.next() % 1000) / 4)
+        case 4: rng.next() % 3 == 0 ? .null : .link(ObjectKey(Int64(rng.next() % 5)))
+        case 5: .list((0..<Int(rng.next() % 5)).map { _ in .int(Int64(rng.next() % 100)) })
+        default: .string(String(repeating: "e", count: Int(rng.next() % 20)))
+        }
+    }
+
+    @Test(
+        "Random inserts, updates of column subsets, set-based updates and deletes agree with a model: rows, the secondary index, backlinks, after reopening",
+        arguments: StorageKind.allCases)
+    func updatesAgreeWithAModel(_ kind: StorageKind) async throws {
+        try await kind.run {
+            var rng = SplitMix64(seed: testSeed("updatesAgreeWithAModel"))
+            let fs = MemoryFileSystem()
+            var engine = try await memoryEngine(fs, durability: .none)
+            let (tables, _) = try await engine.write { txn in
+                let owners = try txn.createTable(Self.owner)
+                for i in 0..<5 { try txn.insert(owners, [.int(Int64(i))]) }
+                return (owners, try txn.createTable(Self.item))
+            }
+            let (owners, items) = tables
+            var columnCount = Self.item.columns.count
+            var committed: [ObjectKey: [Value]] = [:]
+            var nextID: Int64 = 0
+            for round in 0..<120 {
+                if round == 60 {
+                    // Rows written from now on store a column more than the ones before.
+                    let ids = try await engine.write { txn in try txn.setSchema([Self.owner, Self.itemWithExtra]) }.0
+                    #expect(ids == [owners, items])
+                    columnCount += 1
+                    for key in committed.keys { committed[key]!.append(.string("")) }
+                }
+                let txn = try await engine.beginWrite()
+                var working = committed
+                for _ in 0..<Int(rng.next() % 30 + 1) {
+                    let keys = working.keys.sorted()
+                    switch rng.next() % 10 {
+                    case _ where keys.isEmpty, 0...2:
+                        var row: [Value] = [.int(nextID)] + (1..<columnCount).map { Self.randomValue($0, &rng) }
+                        row = try row.enumerated().map { (i, v) in
+                            try RowEncoder.validate(
+                                v, for: (round >= 60 ? Self.itemWithExtra : Self.item).columns[i].type, column: "c")
+                        }
+                        nextID += 1
+                        working[try txn.insert(items, row)] = row
+                    case 3...6:
+                        // Some columns, in any order; sometimes the primary key with its own value, sometimes a
+                        // column twice (the last value wins).
+                        let key = keys[Int(rng.next() % UInt64(keys.count))]
+                        var given: [(column: Int, value: Value)] = []
+                        for column in 1..<columnCount where rng.next() % 3 == 0 {
+                            given.append((column, Self.randomValue(column, &rng)))
+                        }
+                        if rng.next() % 5 == 0 { given.append((0, working[key]![0])) }
+                        if let first = given.first(where: { $0.column > 0 }), rng.next() % 6 == 0 {
+                            given.append((first.column, Self.randomValue(first.column, &rng)))
+                        }
+                        given.shuffle(using: &rng)
+                        try txn.update(items, key, given)
+                        for (column, value) in given { working[key]![column] = value }
+                    case 7:
+                        let column = 1 + Int(rng.next() % UInt64(columnCount - 1))
+                        let value = Self.randomValue(column, &rng)
+                        let chosen = keys.filter { _ in rng.next() % 3 == 0 } + [ObjectKey(Int64.max - 1)]
+                        try txn.update(items, keys: chosen, column: column, to: value)
+                        for key in chosen where working[key] != nil { working[key]![column] = value }
+                    default:
+                        let key = keys[Int(rng.next() % UInt64(keys.count))]
+                        try txn.delete(items, key)
+                        working[key] = nil
+                    }
+                }
+                try Self.check(txn, items, owners, working)
+                if rng.next() % 5 == 0 {
+                    txn.rollback()
+                } else {
+                    try await txn.commit()
+                    committed = working
+                }
+            }
+            try Self.check(try engine.snapshot(), items, owners, committed)
+            await engine.close()
+            engine = try await memoryEngine(fs, durability: .none)
+            try Self.check(try engine.snapshot(), items, owners, committed)
+            await engine.close()
+        }
+    }
+
+    /// Every row equals the model's; the tag index and the owners' backlinks list exactly the model's objects.
+    private static func check(
+        _ store: some ReadableStore, _ items: TableID, _ owners: TableID, _ model: [ObjectKey: [Value]]
+    ) throws {
+        #expect(store.count(items) == model.count)
+        for (key, row) in model {
+            let stored = try #require(try store.values(items, key))
+            if stored != row { Issue.record("object \(key): stored \(stored), model \(row)") }
+            #expect(store.object(items, primaryKey: row[0]) == key)
+        }
+        for tag in 0..<6 {
+            let expected = model.filter { $0.value[1] == .int(Int64(tag)) }.keys.sorted()
+            #expect(store.objects(items, column: 1, equalTo: .int(Int64(tag)))?.sorted() == expected)
+        }
+        for owner in 0..<5 {
+            let key = ObjectKey(Int64(owner))
+            let expected = model.filter { $0.value[4] == .link(key) }.keys.sorted()
+            let linked = store.backlinks(to: owners, key).filter { $0.source == items }.map(\.key).sorted()
+            #expect(linked == expected, "owner \(owner)")
+        }
+    }
+}
