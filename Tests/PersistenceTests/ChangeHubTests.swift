@@ -164,7 +164,7 @@ import Testing
         let (engine, kv, _) = try await engine()
         let (subscription, _, _) = try engine.subscribe(tables: [kv])
         let waiting = Task { await subscription.next() }
-        try await Task.sleep(for: .milliseconds(10))
+        while !subscription.hasWaiter { await Task.yield() }  // close while the observer waits
         await engine.close()
         #expect(await waiting.value == nil)
     }

@@ -243,6 +243,10 @@ package final class ChangeSubscription: Sendable {
     /// Whether the subscription ended (cancelled, or its engine closed).
     package var isCancelled: Bool { state.withLock { $0.ended } }
 
+    /// Whether a ``next()`` is suspended waiting for a batch (what a test waits for before it publishes or
+    /// closes, so that it exercises the wake-up of a waiting observer rather than an early return).
+    package var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
+
     /// Stops the subscription: a waiting ``next()`` returns nil, and so does every later one.
     package func cancel() {
         hub?.unsubscribe(id)

@@ -1,40 +1,32 @@
-import ActorStore
 import Foundation
 import Testing
 
-// The seeds' Filtering examples, end to end through predicate strings on live and frozen results.
+@testable import ActorStore
+@testable import ActorStorePersistence
 
-final class QSDog: Object {
-    @Persisted var name = ""
-    @Persisted var color = ""
-    @Persisted var age = 0
-}
+// Queries: the seeds' filtering examples through predicate strings, indexed properties, key paths through
+// links, and the index planner against the scan.
 
-final class QSWord: Object {
-    @Persisted var value = ""
-}
+@Suite(.timeLimit(.minutes(10))) struct QueryTests {
+    /// Rows at the extremes of Int64 and around the old planner's 9.2e18 cut-off, in a primary key, an
+    /// index and a plain column.
+    static let values: [Int64] = [
+        .min, -9_200_000_000_000_000_001, -5, 0, 3, 9_200_000_000_000_000_000, 9_210_000_000_000_000_000, .max - 1,
+        .max,
+    ]
 
-final class QSStudent: Object {
-    @Persisted var age = 0
-}
+    /// The ids matching `predicate` on `column`, and the same predicate on the plain (never indexed) column.
+    private static func ids(
+        _ realm: Realm, _ column: String, _ op: String, _ argument: Double
+    ) async throws -> (indexed: [Int], scanned: [Int]) {
+        try await realm.read { realm throws -> ([Int], [Int]) in
+            let all = realm.objects(TrapCounter.self)
+            let indexed = try all.filter("\(column) \(op) %@", argument).map(\.id).sorted()
+            let scanned = try all.filter("plain \(op) %@", argument).map(\.id).sorted()
+            return (indexed, scanned)
+        }
+    }
 
-final class QSTeacher: Object {
-    @Persisted var name = ""
-    @Persisted var student: List<QSStudent>
-}
-
-final class QSEmployee: Object {
-    @Persisted var name = ""
-    @Persisted(originProperty: "employees") var companies: LinkingObjects<QSCompany>
-}
-
-final class QSCompany: Object {
-    @Persisted var name = ""
-    @Persisted var employees: List<QSEmployee>
-    @Persisted var ceo: QSEmployee?
-}
-
-@Suite struct QuerySeedTests {
     private func realmWithData() async throws -> Realm {
         let realm = try await Realm(
             configuration: testConfiguration([
@@ -62,7 +54,126 @@ final class QSCompany: Object {
         return realm
     }
 
-    @Test func seedExamples() async throws {
+    @Test(.tags(.audit)) func indexedPropertiesOfEachSupportedTypeAnswerEqualityAndIn() async throws {
+        // "Realm supports indexing for string, integer, boolean, and NSDate properties. Indexing a property
+        // will greatly speed up queries where the property is compared for equality (i.e. the = and IN
+        // operators)".
+        let realm = try await Realm(configuration: auditConfiguration())
+        try await realm.write { realm in
+            for i in 0..<40 {
+                realm.create(
+                    AuditBook.self,
+                    value: [
+                        "id": i, "title": "t\(i % 4)", "price": i % 5, "inStock": i % 2 == 0,
+                        "published": Date(timeIntervalSince1970: TimeInterval(i % 3)),
+                    ])
+            }
+        }
+        let counts = try await realm.read { realm -> [Int] in
+            let books = realm.objects(AuditBook.self)
+            return [
+                try books.filter("title == %@", "t1").count,
+                try books.filter("price == %@", 3).count,
+                try books.filter("inStock == %@", true).count,
+                try books.filter("published == %@", Date(timeIntervalSince1970: 2)).count,
+                try books.filter("title IN %@", ["t0", "t3"]).count,
+                try books.filter("price IN %@", [0, 4]).count,
+                try books.filter("title == %@ AND inStock == %@", "t2", true).count,
+            ]
+        }
+        #expect(counts == [10, 8, 20, 13, 20, 16, 10])
+        // Indexes follow updates and deletions.
+        try await realm.write { realm in
+            realm.object(ofType: AuditBook.self, forPrimaryKey: 1)!.title = "moved"
+            realm.delete(realm.object(ofType: AuditBook.self, forPrimaryKey: 5)!)
+        }
+        let after = try await realm.read { realm -> [Int] in
+            let books = realm.objects(AuditBook.self)
+            return [
+                try books.filter("title == %@", "t1").count, try books.filter("title == %@", "moved").count,
+                try books.filter("inStock == false").count,
+            ]
+        }
+        #expect(after == [8, 1, 19])
+    }
+
+    @Test(.tags(.audit)) func nestedPropertySyntaxTraversesLinks() async throws {
+        // "rex.owner?.address.country will traverse the object graph and automatically fetch each object from
+        // Realm as needed."
+        let realm = try await Realm(configuration: auditConfiguration())
+        try await realm.write { realm in
+            let jim = AuditPerson(value: ["name": "Jim", "address": ["country": "Norway"]])
+            let rex = AuditDog(value: ["name": "Rex"])
+            rex.owner = jim
+            realm.add(rex)
+        }
+        let country = await realm.read { $0.objects(AuditDog.self).first?.owner?.address?.country }
+        #expect(country == "Norway")
+        try await realm.write { realm in realm.objects(AuditAddress.self).first!.country = "Sweden" }
+        let frozen = await realm.freeze()
+        #expect(frozen.objects(AuditDog.self).first?.owner?.address?.country == "Sweden")
+        let counts = await realm.read { realm in
+            [realm.objects(AuditPerson.self).count, realm.objects(AuditAddress.self).count]
+        }
+        #expect(counts == [1, 1], "adding the dog added the objects it links to, once")
+    }
+
+    /// NaN, ±infinity and doubles at or past Int64's range, against an indexed or primary-key integer
+    /// column: the index planner must agree with the scan, NaN matching nothing (`!=` everything).
+    @Test(.tags(.regression)) func oddDoublesAgainstIndexedIntegersMatchTheScan() async throws {
+        let realm = try await Realm(configuration: testConfiguration([TrapCounter.self]))
+        try await realm.write { realm in
+            for v in Self.values {
+                realm.create(TrapCounter.self, value: ["id": Int(v), "n": Int(v), "plain": Int(v)])
+            }
+        }
+        let arguments: [Double] = [
+            .nan, .infinity, -.infinity, 9.2e18, 9.205e18, 0x1p63, -0x1p63, -9.2e18, -9.3e18, 1e300, -1e300, 2.5,
+        ]
+        for column in ["id", "n"] {
+            for op in ["<", "<=", ">", ">=", "==", "!="] {
+                for argument in arguments {
+                    let (indexed, scanned) = try await Self.ids(realm, column, op, argument)
+                    #expect(indexed == scanned, "\(column) \(op) \(argument)")
+                }
+            }
+        }
+        // The scan itself: NaN is unordered.
+        let nan = try await Self.ids(realm, "id", ">", .nan)
+        #expect(nan.indexed.isEmpty && nan.scanned.isEmpty)
+        let notNaN = try await Self.ids(realm, "id", "!=", .nan)
+        #expect(notNaN.indexed.count == Self.values.count)
+        // `> 9.2e18` holds for the two rows between 9.2e18 and Int64.max too (the old planner started at
+        // Int64.max and found only that one).
+        let huge = try await Self.ids(realm, "n", ">", 9.2e18)
+        #expect(huge.indexed == [9_210_000_000_000_000_000, Int(Int64.max - 1), Int(Int64.max)])
+    }
+
+    /// Integer arguments that no double represents exactly (above 2^53): an indexed range compares them
+    /// as integers, as the scan does; through a double, `>= 2^53 + 3` started the walk at 2^53 + 4.
+    @Test(.tags(.regression)) func largeIntegerArgumentsAgainstIndexedIntegersMatchTheScan() async throws {
+        let realm = try await Realm(configuration: testConfiguration([TrapCounter.self]))
+        let values: [Int] = [(1 << 53) + 1, (1 << 53) + 3, (1 << 54) + 6, (1 << 54) + 7, Int.max - 1, Int.max]
+        try await realm.write { realm in
+            for v in values { realm.create(TrapCounter.self, value: ["id": v, "n": v, "plain": v]) }
+        }
+        for column in ["id", "n"] {
+            for op in ["<", "<=", ">", ">=", "==", "!="] {
+                for argument in values {
+                    let (indexed, scanned) = try await realm.read { realm throws -> ([Int], [Int]) in
+                        let all = realm.objects(TrapCounter.self)
+                        return (
+                            try all.filter("\(column) \(op) %@", argument).map(\.id).sorted(),
+                            try all.filter("plain \(op) %@", argument).map(\.id).sorted()
+                        )
+                    }
+                    #expect(indexed == scanned, "\(column) \(op) \(argument)")
+                }
+            }
+        }
+    }
+
+    @Test(.tags(.seed)) func seedExamples() async throws {
         let realm = try await realmWithData()
         try await realm.read { realm throws in
             let dogs = realm.objects(QSDog.self)
@@ -105,7 +216,7 @@ final class QSCompany: Object {
         }
     }
 
-    @Test func sortingDistinctLimitAndAggregates() async throws {
+    @Test(.tags(.seed)) func sortingDistinctLimitAndAggregates() async throws {
         let realm = try await realmWithData()
         try await realm.read { realm throws in
             let dogs = realm.objects(QSDog.self)
@@ -126,7 +237,7 @@ final class QSCompany: Object {
         }
     }
 
-    @Test func badPredicatesThrowWithPositions() async throws {
+    @Test(.tags(.seed)) func badPredicatesThrowWithPositions() async throws {
         let realm = try await realmWithData()
         await realm.read { realm in
             let dogs = realm.objects(QSDog.self)
@@ -146,7 +257,7 @@ final class QSCompany: Object {
         }
     }
 
-    @Test func liveResultsSeeTheTransactionsOwnWritesAndIndexes() async throws {
+    @Test(.tags(.seed)) func liveResultsSeeTheTransactionsOwnWritesAndIndexes() async throws {
         let realm = try await realmWithData()
         try await realm.write { realm in
             let tan = try realm.objects(QSDog.self).filter("color == 'tan'")
