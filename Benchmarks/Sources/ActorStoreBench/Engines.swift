@@ -16,6 +16,7 @@ enum Engine: String, ComparedEngine {
         }
     }
 
+    // The subject's ratio to itself is never shown or written: its title and key below are placeholders.
     var ratioTitle: String {
         switch self {
         case .actorStore: "AS/AS"
