@@ -8,7 +8,9 @@ let package = Package(
         .library(name: "ActorStore", targets: ["ActorStore"]),
         .executable(name: "actorstore-demo", targets: ["ActorStoreDemo"]),
         .executable(name: "engine-bench", targets: ["EngineBenchmark"]),
-        .executable(name: "object-bench", targets: ["ObjectBenchmark"]),
+        // The benchmark tools' harness (Benchmarks/ uses it too): a tool library, not part of ActorStore's API.
+        // A package that depends on ActorStore builds it only if one of its targets names it.
+        .library(name: "BenchmarkKit", targets: ["BenchmarkKit"]),
         .executable(name: "actorstore-crash-child", targets: ["CrashOracleChild"]),
     ],
     targets: [
@@ -19,14 +21,13 @@ let package = Package(
         .executableTarget(
             name: "ActorStoreDemo", dependencies: ["ActorStore", "ActorStorePersistence"],
             path: "Sources/ActorStoreDemo"),
-        // The benchmark harness both benchmark tools share: timing, report table and JSON, command line.
+        // The one benchmark harness: timing, statistics, the command line, the report table and JSON, the peer
+        // comparison (engines alternated, results checked, ratios). engine-bench here; object-bench and
+        // actorstore-bench in Benchmarks/, through the BenchmarkKit product. No dependency, toolchain modules only.
         .target(name: "BenchmarkKit", path: "Sources/BenchmarkKit"),
         .executableTarget(
             name: "EngineBenchmark", dependencies: ["ActorStorePersistence", "BenchmarkKit"],
             path: "Sources/EngineBenchmark"),
-        // Speed of the object layer (Object + @Persisted, Results, freeze, durable writes), release builds.
-        .executableTarget(
-            name: "ObjectBenchmark", dependencies: ["ActorStore", "BenchmarkKit"], path: "Sources/ObjectBenchmark"),
         // What more than one test target uses (the seeded generator).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(

@@ -6,7 +6,7 @@
 
 /// Monotonic time in nanoseconds (`clock_gettime(CLOCK_MONOTONIC)`: a vDSO call, ~20 ns).
 @inline(__always)
-package func monotonicNanos() -> UInt64 {
+public func monotonicNanos() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
@@ -14,12 +14,19 @@ package func monotonicNanos() -> UInt64 {
 
 /// Seconds elapsed since `start` (a ``monotonicNanos()`` reading).
 @inline(__always)
-package func secondsSince(_ start: UInt64) -> Double { Double(monotonicNanos() &- start) / 1e9 }
+public func secondsSince(_ start: UInt64) -> Double { Double(monotonicNanos() &- start) / 1e9 }
+
+/// Times an async block: (seconds, its value).
+public func timed<T>(_ body: () async throws -> T) async rethrows -> (Double, T) {
+    let start = monotonicNanos()
+    let value = try await body()
+    return (secondsSince(start), value)
+}
 
 /// CPU time of the calling thread in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`): what a single-threaded loop
 /// itself costs, even when other processes compete for the cores.
 @inline(__always)
-package func threadCPUNanos() -> UInt64 {
+public func threadCPUNanos() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
@@ -27,7 +34,7 @@ package func threadCPUNanos() -> UInt64 {
 
 /// User + system CPU seconds of the whole process (every thread), from `getrusage`: with other processes
 /// competing for the cores, CPU time next to wall time tells waiting from working.
-package func processCPUSeconds() -> Double {
+public func processCPUSeconds() -> Double {
     var usage = rusage()
     #if canImport(Glibc)
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -39,14 +46,15 @@ package func processCPUSeconds() -> Double {
 }
 
 /// Wall and CPU time of one timed section.
-package struct Stopwatch {
+public struct Stopwatch {
     private let wall = monotonicNanos()
     private let cpu = processCPUSeconds()
 
-    package init() {}
+    /// Starts timing now.
+    public init() {}
 
     /// Wall-clock seconds since the stopwatch was made.
-    package var seconds: Double { secondsSince(wall) }
+    public var seconds: Double { secondsSince(wall) }
     /// Process CPU seconds (all threads) since the stopwatch was made.
-    package var cpuSeconds: Double { processCPUSeconds() - cpu }
+    public var cpuSeconds: Double { processCPUSeconds() - cpu }
 }

@@ -1,3 +1,7 @@
+// BenchmarkKit: the harness of this project's benchmark tools (engine-bench here; object-bench and
+// actorstore-bench in Benchmarks/). A tool library, not part of ActorStore's API: it is public only because
+// Benchmarks/ is another package, and its API changes with the tools' needs.
+
 import Dispatch
 import Foundation
 
@@ -6,33 +10,47 @@ import Foundation
 #endif
 
 /// A tool's list of benchmarks, in the order they run. The raw names are what `--only` takes.
-package protocol BenchmarkCase: RawRepresentable, CaseIterable, Sendable where RawValue == String {
+public protocol BenchmarkCase: RawRepresentable, CaseIterable, Sendable where RawValue == String {
     /// One line for `--list` and the header printed before the benchmark runs.
     var summary: String { get }
 }
 
 /// A command-line error; the tool prints it with its usage and exits with status 2.
-package struct UsageError: Error, CustomStringConvertible {
-    package var description: String
-    package init(description: String) { self.description = description }
+public struct UsageError: Error, CustomStringConvertible {
+    /// What is wrong with the command line.
+    public var description: String
+    /// An error saying `description`.
+    public init(description: String) { self.description = description }
+}
+
+/// A benchmark that could not run or whose results are wrong (a failed check, a failed system call).
+public struct BenchmarkFailure: Error, CustomStringConvertible {
+    /// What went wrong.
+    public var description: String
+    /// A failure saying `description`.
+    public init(_ description: String) { self.description = description }
+    /// A failure saying `description`.
+    public init(description: String) { self.description = description }
 }
 
 /// The arguments being parsed; a tool's own flags read their values through it.
-package struct ArgumentReader {
-    package let arguments: [String]
-    package var index = 0
+public struct ArgumentReader {
+    /// Every argument (without the program's name).
+    public let arguments: [String]
+    /// The argument being parsed.
+    public var index = 0
     /// Whether integers may be grouped with `,` (`_` always may).
-    package var commasInNumbers: Bool
+    public var commasInNumbers: Bool
 
     /// The argument after `flag`.
-    package mutating func value(_ flag: String) throws -> String {
+    public mutating func value(_ flag: String) throws -> String {
         index += 1
         guard index < arguments.count else { throw UsageError(description: "\(flag) needs a value") }
         return arguments[index]
     }
 
     /// The integer after `flag`, at least `minimum`.
-    package mutating func integer(_ flag: String, minimum: Int) throws -> Int {
+    public mutating func integer(_ flag: String, minimum: Int) throws -> Int {
         var text = try value(flag).replacingOccurrences(of: "_", with: "")
         if commasInNumbers { text = text.replacingOccurrences(of: ",", with: "") }
         guard let n = Int(text), n >= minimum else {
@@ -42,27 +60,33 @@ package struct ArgumentReader {
     }
 }
 
-/// The flags both tools share: `--quick`, `--json`, `--only`, `--dir`, `--runs`, `--list`, `-h`/`--help`.
-package struct CommonOptions: Sendable {
-    package var quick = false
-    package var jsonPath: String?
+/// The flags every tool shares: `--quick`, `--json`, `--only`, `--dir`, `--runs`, `--list`, `-h`/`--help`.
+public struct CommonOptions: Sendable {
+    /// `--quick`: small sizes and one run, for CI.
+    public var quick = false
+    /// `--json PATH`: where to write the results as JSON too.
+    public var jsonPath: String?
     /// The selected benchmark names; `nil` runs all of them.
-    package var only: Set<String>?
-    package var directory: String?
-    package var runs: Int?
+    public var only: Set<String>?
+    /// `--dir DIR`: the parent of the temporary directory, instead of the system's.
+    public var directory: String?
+    /// `--runs N`: repetitions of each measurement, instead of the tool's default.
+    public var runs: Int?
 
-    package init() {}
+    /// No flag given.
+    public init() {}
 
-    package var mode: String { quick ? "quick" : "full" }
+    /// "quick" or "full".
+    public var mode: String { quick ? "quick" : "full" }
 
     /// The benchmarks to run, in their declared order.
-    package func selected<B: BenchmarkCase>(_: B.Type) -> [B] {
+    public func selected<B: BenchmarkCase>(_: B.Type) -> [B] {
         B.allCases.filter { only?.contains($0.rawValue) ?? true }
     }
 
     /// Parses `arguments`; `extra` handles the tool's own flags and returns false for one it does not know.
-    /// `--list` and `--help` print and exit.
-    package static func parse<B: BenchmarkCase>(
+    /// `--list` and `--help` print and exit. `--only` takes names and name prefixes, in any case.
+    public static func parse<B: BenchmarkCase>(
         _ arguments: [String], benchmarks: B.Type, usage: String, runsMinimum: Int, commasInNumbers: Bool,
         extra: (String, inout ArgumentReader) throws -> Bool
     ) throws -> CommonOptions {
@@ -79,9 +103,11 @@ package struct CommonOptions: Sendable {
                 var selected = options.only ?? []
                 let names = try reader.value(argument).split(separator: ",")
                 for name in names.map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-                    // An exact name selects that benchmark only ('insert-create' is also a prefix of another).
-                    let exact = B.allCases.filter { $0.rawValue == name }
-                    let matches = exact.isEmpty ? B.allCases.filter { $0.rawValue.hasPrefix(name) } : exact
+                    // An exact name selects that benchmark only ('insert-create' is also a prefix of another,
+                    // 'W1' of 'W10').
+                    let key = name.lowercased()
+                    let exact = B.allCases.filter { $0.rawValue.lowercased() == key }
+                    let matches = exact.isEmpty ? B.allCases.filter { $0.rawValue.lowercased().hasPrefix(key) } : exact
                     guard !matches.isEmpty else {
                         throw UsageError(
                             description: "unknown benchmark '\(name)'; known: "
@@ -107,11 +133,11 @@ package struct CommonOptions: Sendable {
     }
 }
 
-/// The run loop and the closing summary both tools print.
-package enum Harness {
+/// The run loop and the closing summary of the tools that report ``Measurement``s.
+public enum Harness {
     /// Runs each benchmark under a `[name] summary` header, followed by its duration; an error is printed
     /// and the next benchmark runs. Returns false if any benchmark threw.
-    package static func runEach<B: BenchmarkCase>(_ benchmarks: [B], _ body: (B) async throws -> Void) async -> Bool {
+    public static func runEach<B: BenchmarkCase>(_ benchmarks: [B], _ body: (B) async throws -> Void) async -> Bool {
         var failed = false
         for benchmark in benchmarks {
             print("\n[\(benchmark.rawValue)] \(benchmark.summary)")
@@ -131,7 +157,7 @@ package enum Harness {
 
     /// Records the total time (since `start`, a ``monotonicNanos()`` reading) and the load average, prints
     /// the table and the target tally, writes the JSON to `jsonPath` if given. Returns false if that failed.
-    package static func finish(_ report: inout Report, tool: String, start: UInt64, jsonPath: String?) -> Bool {
+    public static func finish(_ report: inout Report, tool: String, start: UInt64, jsonPath: String?) -> Bool {
         report.totalSeconds = secondsSince(start)
         report.loadAverageAtEnd = Report.loadAverage()
         print("\n" + report.table())
@@ -155,7 +181,7 @@ package enum Harness {
 
     /// Removes the directory `root` if the run is interrupted (Ctrl-C, SIGTERM). Cancel the returned source
     /// to stop.
-    package static func removeOnInterrupt(tool: String, root: String) -> DispatchSourceSignal {
+    public static func removeOnInterrupt(tool: String, root: String) -> DispatchSourceSignal {
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         let term = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
         signal(SIGINT, SIG_IGN)

@@ -6,33 +6,34 @@
 
 /// What the disk under the benchmark directory allows, with plain POSIX calls and no store: the bound of
 /// every durable commit rate. The tools add their own calls in extensions.
-package enum RawIO {
-    package struct Failure: Error, CustomStringConvertible {
-        package var description: String
-        package init(description: String) { self.description = description }
-    }
+public enum RawIO {
+    /// A failed system call.
+    public typealias Failure = BenchmarkFailure
 
-    package enum SyncCall: String, Sendable {
+    /// How a durable append is made durable.
+    public enum SyncCall: String, Sendable {
+        /// Data and metadata.
         case fsync
+        /// Data, and the metadata needed to read it back (the engine's call).
         case fdatasync
     }
 
     /// Opens `path` for writing, creating or truncating it.
-    package static func create(_ path: String) throws -> Int32 {
+    public static func create(_ path: String) throws -> Int32 {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(description: "open(\(path)) failed: \(String(cString: strerror(errno)))") }
         return fd
     }
 
     /// Throws with `errno`'s message if `rc` is negative.
-    package static func check(_ rc: Int, _ what: String) throws {
+    public static func check(_ rc: Int, _ what: String) throws {
         if rc < 0 { throw Failure(description: "\(what) failed: \(String(cString: strerror(errno)))") }
     }
 
     /// Appends `recordSize` bytes at the end of a fresh file and syncs it with `call`, `samples` times (after
     /// a short warm-up); returns the latency of each append + sync. One durable commit asks this of the disk
     /// (the engine appends its commit record with `pwrite`, then `fdatasync`s).
-    package static func appendSyncLatencies(
+    public static func appendSyncLatencies(
         path: String, samples: Int, call: SyncCall = .fdatasync, recordSize: Int = 100
     ) throws -> LatencySamples {
         let fd = try create(path)

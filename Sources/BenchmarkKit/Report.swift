@@ -1,26 +1,35 @@
 import Foundation
 
 /// Everything one invocation measured, printed as a table and optionally written as JSON.
-package struct Report: Encodable, Sendable {
-    package var mode: String
+public struct Report: Encodable, Sendable {
+    /// "quick" or "full".
+    public var mode: String
     /// The JSON key of ``size`` (`rows`, `objects`): what N counts in this tool.
-    package var sizeKey: String
+    public var sizeKey: String
     /// N of the bulk benchmarks (the targets are written for 1,000,000).
-    package var size: Int
-    package var runsPerMeasurement: Int
-    package var cores: Int
-    package var directory: String
-    package var date: String
-    package var totalSeconds: Double = 0
+    public var size: Int
+    /// Runs of each measurement (`--runs`).
+    public var runsPerMeasurement: Int
+    /// Active processors of the machine.
+    public var cores: Int
+    /// The temporary directory the files were in.
+    public var directory: String
+    /// When the run started (ISO 8601).
+    public var date: String
+    /// The whole run's wall-clock seconds.
+    public var totalSeconds: Double = 0
     /// `/proc/loadavg` (1, 5, 15 min) when the run started and ended: other processes on the machine
     /// compete for the same cores and disk, which shows in the spread of the runs.
-    package var loadAverageAtStart = Report.loadAverage()
-    package var loadAverageAtEnd = ""
-    package var measurements: [Measurement] = []
+    public var loadAverageAtStart = Report.loadAverage()
+    /// `/proc/loadavg` when the run ended.
+    public var loadAverageAtEnd = ""
+    /// Every measurement, in the order they were made.
+    public var measurements: [Measurement] = []
     /// Progress lines also list every run's value and the note (not part of the JSON).
-    package var detailedProgress: Bool
+    public var detailedProgress: Bool
 
-    package init(
+    /// An empty report of a run with these settings.
+    public init(
         mode: String, sizeKey: String, size: Int, runsPerMeasurement: Int, cores: Int, directory: String,
         date: String, detailedProgress: Bool = false
     ) {
@@ -42,7 +51,8 @@ package struct Report: Encodable, Sendable {
         init?(intValue: Int) { nil }
     }
 
-    package func encode(to encoder: any Encoder) throws {
+    /// The JSON: the settings, ``size`` under ``sizeKey``, the times, the load averages, the measurements.
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(mode, forKey: Key("mode"))
         try container.encode(size, forKey: Key(sizeKey))
@@ -56,21 +66,24 @@ package struct Report: Encodable, Sendable {
         try container.encode(measurements, forKey: Key("measurements"))
     }
 
-    package static func loadAverage() -> String {
+    /// The 1, 5 and 15 minute load averages from `/proc/loadavg` ("n/a" where there is none).
+    public static func loadAverage() -> String {
         guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "n/a" }
         return text.split(separator: " ").prefix(3).joined(separator: " ")
     }
 
-    package var misses: [Measurement] { measurements.filter { $0.status == "MISS" } }
+    /// The measurements that missed their target.
+    public var misses: [Measurement] { measurements.filter { $0.status == "MISS" } }
 
-    package mutating func add(_ measurement: Measurement) {
+    /// Adds a measurement and prints its progress line.
+    public mutating func add(_ measurement: Measurement) {
         measurements.append(measurement)
         print("  " + formatLine(measurement))
         fflush(nil)  // progress stays visible when the output is piped
     }
 
     /// One progress line, printed as soon as a measurement is done.
-    package func formatLine(_ m: Measurement) -> String {
+    public func formatLine(_ m: Measurement) -> String {
         var line = "\(m.metric): median \(Report.format(m.summary.median)) \(m.unit)"
         if detailedProgress && m.runs.count > 1 {
             line += " (runs: " + m.runs.map(Report.format).joined(separator: ", ") + ")"
@@ -82,12 +95,13 @@ package struct Report: Encodable, Sendable {
         return line
     }
 
-    package static func describe(_ target: Target) -> String {
+    /// A target as the table shows it (`<= 0.06 (scaled)`).
+    public static func describe(_ target: Target) -> String {
         "\(target.direction.rawValue) \(format(target.value))\(target.scaled ? " (scaled)" : "")"
     }
 
     /// A number with about four significant digits and thousands separators.
-    package static func format(_ value: Double) -> String {
+    public static func format(_ value: Double) -> String {
         if value.isNaN { return "n/a" }
         let magnitude = abs(value)
         let decimals: Int
@@ -114,7 +128,7 @@ package struct Report: Encodable, Sendable {
     }
 
     /// The results table.
-    package func table() -> String {
+    public func table() -> String {
         let header = ["benchmark", "metric", "min", "median", "max", "unit", "target", "result"]
         var rows: [[String]] = [header]
         for m in measurements {
@@ -147,7 +161,8 @@ package struct Report: Encodable, Sendable {
         return lines.joined(separator: "\n")
     }
 
-    package func writeJSON(to path: String) throws {
+    /// Writes the JSON (pretty-printed, keys sorted) to `path`.
+    public func writeJSON(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(self)

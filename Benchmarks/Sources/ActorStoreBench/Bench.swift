@@ -1,4 +1,6 @@
 import ActorStore
+import BenchmarkKit
+import BenchmarkModels
 import Foundation
 import GRDB
 
@@ -113,13 +115,14 @@ func checks(count: Int, digest: Int) -> [String: String] { ["count": "\(count)",
 /// @unchecked: one task drives the benchmark; workloads run one after the other.
 final class Bench: @unchecked Sendable {
     let plan: Plan
-    let report = Report()
+    let report = Report(ratioLegend: "ActorStore/GRDB medians")
     let workspace: Workspace
     let fixtures: Fixtures
 
-    init(plan: Plan) throws {
+    /// `directory`: the parent of the temporary directory (`--dir`), or the system's.
+    init(plan: Plan, directory: String?) throws {
         self.plan = plan
-        workspace = try Workspace()
+        workspace = try Workspace(parent: directory)
         fixtures = Fixtures(workspace: workspace)
     }
 
@@ -131,6 +134,6 @@ final class Bench: @unchecked Sendable {
 
     func run(_ id: String, _ title: String, metrics: [Metric], runs: Int? = nil,
              engines: [Engine: () async throws -> Sample]) async throws {
-        try await runWorkload(id, title, metrics: metrics, runs: runs ?? plan.runs, report: report, engines: engines)
+        try await report.run(id, title, metrics: metrics, runs: runs ?? plan.runs, engines: engines)
     }
 }

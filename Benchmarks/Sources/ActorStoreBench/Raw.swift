@@ -1,3 +1,5 @@
+import BenchmarkKit
+import BenchmarkModels
 import GRDB
 import GRDBSQLite
 

@@ -1,4 +1,6 @@
 import ActorStore
+import BenchmarkKit
+import BenchmarkModels
 import Foundation
 import GRDB
 

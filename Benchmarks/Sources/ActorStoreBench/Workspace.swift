@@ -1,4 +1,5 @@
 import ActorStore
+import BenchmarkModels
 import Foundation
 import GRDB
 
@@ -8,8 +9,9 @@ final class Workspace: @unchecked Sendable {
     let root: String
     private var counter = 0
 
-    init() throws {
-        root = (NSTemporaryDirectory() as NSString).appendingPathComponent(
+    /// A new directory under `parent` (`--dir`), or under the system's temporary directory.
+    init(parent: String? = nil) throws {
+        root = ((parent ?? NSTemporaryDirectory()) as NSString).appendingPathComponent(
             "actorstore-bench-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     }

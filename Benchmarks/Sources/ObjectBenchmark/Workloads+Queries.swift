@@ -1,5 +1,6 @@
 import ActorStore
 import BenchmarkKit
+import BenchmarkModels
 import Foundation
 
 extension Workloads {
@@ -15,21 +16,15 @@ extension Workloads {
             configuration: workspace.configuration(at: workspace.newPath("indexed"), durability: .none))
         try await scanned.write { realm in
             for i in 0..<n {
-                let dog = QueryDog()
-                dog.id = i
-                dog.name = "name-\(i)"
-                dog.age = i % 100
-                dog.score = Double(i) * 0.5
+                let dog = Item()
+                dog.fill(i)
                 realm.add(dog)
             }
         }
         try await indexed.write { realm in
             for i in 0..<n {
-                let dog = IndexedDog()
-                dog.id = i
-                dog.name = "name-\(i)"
-                dog.age = i % 100
-                dog.score = Double(i) * 0.5
+                let dog = IndexedItem()
+                dog.fill(i)
                 realm.add(dog)
             }
         }
@@ -42,7 +37,7 @@ extension Workloads {
         for _ in 0..<plan.runs {
             let (count, countSeconds) = try await scanned.read { realm in
                 let start = monotonicNanos()
-                let count = try realm.objects(QueryDog.self).filter(predicate).count
+                let count = try realm.objects(Item.self).filter(predicate).count
                 return (count, secondsSince(start))
             }
             guard count == expected else {
@@ -52,7 +47,7 @@ extension Workloads {
             let (sum, fetchSeconds) = try await scanned.read { realm in
                 let start = monotonicNanos()
                 var sum = 0.0
-                for dog in try realm.objects(QueryDog.self).filter(predicate) {
+                for dog in try realm.objects(Item.self).filter(predicate) {
                     sum += dog.score + Double(dog.age) + Double(dog.name.utf8.count)
                 }
                 return (sum, secondsSince(start))
@@ -61,7 +56,7 @@ extension Workloads {
             fetchRuns.append(fetchSeconds)
             let (matches, indexSeconds) = try await indexed.read { realm in
                 let start = monotonicNanos()
-                let count = try realm.objects(IndexedDog.self).filter("age == %@", 42).count
+                let count = try realm.objects(IndexedItem.self).filter("age == %@", 42).count
                 return (count, secondsSince(start))
             }
             guard matches == n / 100 + (n % 100 > 42 ? 1 : 0) else {

@@ -1,5 +1,6 @@
 import ActorStore
 import BenchmarkKit
+import BenchmarkModels
 import Foundation
 
 #if canImport(Glibc)
@@ -8,9 +9,7 @@ import Foundation
 
 /// A fresh directory for the benchmark's realm files, removed at the end (and on Ctrl-C / SIGTERM).
 final class Workspace: Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
+    typealias Failure = BenchmarkFailure
 
     let root: String
     private let counter = Counter()
@@ -37,7 +36,7 @@ final class Workspace: Sendable {
 
     func configuration(at path: String, durability: Realm.Durability) -> Realm.Configuration {
         var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path))
-        configuration.objectTypes = [Dog.self, KeyedDog.self, QueryDog.self, IndexedDog.self, SortDog.self]
+        configuration.objectTypes = [Dog.self, KeyedDog.self, Item.self, IndexedItem.self, SortDog.self]
         configuration.durability = durability
         // Bulk files are written once and deleted: background compaction would only add noise.
         configuration.automaticCompaction = false

@@ -1,5 +1,6 @@
 import ActorStore
 import BenchmarkKit
+import BenchmarkModels
 import Foundation
 import Synchronization
 
@@ -21,7 +22,7 @@ extension Workloads {
         let commits = plan.durableWrites
         for durability in [Realm.Durability.none, .full] {
             let realm = try await Realm(configuration: workspace.newConfiguration("notify", durability: durability))
-            let changes = try await realm.read { try $0.objects(QueryDog.self).filter("age < 50").changes }
+            let changes = try await realm.read { try $0.objects(Item.self).filter("age < 50").changes }
             let deliveries = Deliveries()
             let observer = Task {
                 for await _ in changes { deliveries.record() }
@@ -33,7 +34,7 @@ extension Workloads {
             for i in 0..<commits {
                 let start = monotonicNanos()
                 try await realm.write { realm in
-                    let dog = QueryDog()
+                    let dog = Item()
                     dog.id = i
                     dog.age = 10
                     realm.add(dog)

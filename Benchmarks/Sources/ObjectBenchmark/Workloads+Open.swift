@@ -1,5 +1,6 @@
 import ActorStore
 import BenchmarkKit
+import BenchmarkModels
 import Foundation
 
 /// The `open` benchmark: how long a fresh process takes to open a realm of N `KeyedDog`s and read one of
@@ -95,7 +96,7 @@ extension Workloads {
     /// Child side: opens the realm at `path`, reads `KeyedDog` `key`, prints the result as JSON.
     static func openProbeChild(path: String, key: Int) async -> Int32 {
         var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path))
-        configuration.objectTypes = [Dog.self, KeyedDog.self, QueryDog.self, IndexedDog.self, SortDog.self]
+        configuration.objectTypes = [Dog.self, KeyedDog.self, Item.self, IndexedItem.self, SortDog.self]
         configuration.automaticCompaction = false
         do {
             // The parent's realm closes (and checkpoints) in the background after it is released: until then

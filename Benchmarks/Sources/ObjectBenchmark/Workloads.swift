@@ -88,7 +88,5 @@ final class Workloads {
         return realm
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
+    typealias Failure = BenchmarkFailure
 }

@@ -1,17 +1,18 @@
 import ActorStore
 import BenchmarkKit
+import BenchmarkModels
 import Foundation
 import Observation
 import Synchronization
 
 /// The views of the observation benchmark, on the main actor, where a user interface keeps them.
 @MainActor private final class MainActorViews {
-    private var observed: ObservedResults<QueryDog>?
+    private var observed: ObservedResults<Item>?
     private var idle: [ObservedResults<KeyedDog>] = []
 
     /// Observes the dogs younger than 50.
     func observe(_ realm: Realm) throws {
-        observed = try ObservedResults(QueryDog.self, in: realm) { try $0.filter("age < 50") }
+        observed = try ObservedResults(Item.self, in: realm) { try $0.filter("age < 50") }
     }
 
     /// Registers for the next change of the observed results: its time is yielded when it happens, on the
@@ -58,7 +59,7 @@ extension Workloads {
             await views.track(timesContinuation)
             let start = monotonicNanos()
             try await realm.write { realm in
-                let dog = QueryDog()
+                let dog = Item()
                 dog.id = i
                 dog.age = 10
                 realm.add(dog)

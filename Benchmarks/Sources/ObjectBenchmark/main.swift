@@ -1,7 +1,7 @@
 // object-bench: the object layer's benchmark (Object + @Persisted, Results, freeze, durable writes).
 //
-//   swift build -c release --product object-bench
-//   .build/release/object-bench [--quick] [--json out.json] [--only NAME[,NAME...]] [--dir /path] [--runs N]
+//   swift build -c release --package-path Benchmarks --product object-bench
+//   Benchmarks/.build/release/object-bench [--quick] [--json out.json] [--only NAME[,NAME...]] [--dir /path] [--runs N]
 //                               [--objects N]
 //
 // Every measurement is repeated (default 3 runs; 1 with --quick) and reported as min / median / max;

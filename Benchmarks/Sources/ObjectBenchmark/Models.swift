@@ -1,5 +1,8 @@
 import ActorStore
 
+// The query, notify and observation benchmarks use BenchmarkModels' `Item` and `IndexedItem` (actorstore-bench's
+// objects: `name-<i>`, `age = i % 100`).
+
 /// The small object of the bulk benchmarks: three properties, no primary key, no index.
 final class Dog: Object {
     @Persisted var name = ""
@@ -27,22 +30,6 @@ enum Values {
 
     /// The sum of `age(i)` over `0..<n`: what a full scan reading `age` must return.
     static func ageSum(_ n: Int) -> Int { (0..<n).reduce(0) { $0 + age($1) } }
-}
-
-/// The query benchmarks' object (the data: `name-<i>`, `age = i % 100`), no index on `age`.
-final class QueryDog: Object {
-    @Persisted(primaryKey: true) var id = 0
-    @Persisted var name = ""
-    @Persisted var age = 0
-    @Persisted var score = 0.0
-}
-
-/// The same with `age` indexed, for indexed equality.
-final class IndexedDog: Object {
-    @Persisted(primaryKey: true) var id = 0
-    @Persisted var name = ""
-    @Persisted(indexed: true) var age = 0
-    @Persisted var score = 0.0
 }
 
 /// One random string per object, for sorting.
