@@ -54,6 +54,45 @@ struct PatchedUpdateTests {
         }
     }
 
+    @Test("replaceExistingValues replaces exactly the keys present, copies shared nodes, keeps the shape")
+    func replaceExistingValuesAgreesWithAModel() {
+        var rng = SplitMix64(seed: testSeed("replaceExistingValuesAgreesWithAModel"))
+        for round in 0..<30 {
+            var tree = PersistentBTree<Int64, Int>()
+            var model: [Int64: Int] = [:]
+            let token = MutationToken.next()
+            for _ in 0..<Int(rng.next() % 20_000) {
+                let key = Int64(rng.next() % 30_000)
+                tree.updateValue(Int(key), forKey: key, token: token)
+                model[key] = Int(key)
+            }
+            let shared = tree
+            let sharedModel = model
+            // Sorted, distinct keys: some present, some not; in runs (one leaf) and scattered.
+            var keys = Set<Int64>()
+            let dense = rng.next() % 2 == 0
+            for _ in 0..<Int(rng.next() % 8_000) {
+                keys.insert(dense ? Int64(rng.next() % 3_000) + 10_000 : Int64(rng.next() % 31_000))
+            }
+            let entries = keys.sorted().map { (key: $0, value: -Int($0) - 1) }
+            let replaced = tree.replaceExistingValues(entries, token: MutationToken.next())
+            for (i, entry) in entries.enumerated() {
+                if replaced[i] != model[entry.key] {
+                    Issue.record("round \(round), key \(entry.key): returned \(String(describing: replaced[i]))")
+                }
+                if model[entry.key] != nil { model[entry.key] = entry.value }
+            }
+            tree.checkInvariants()
+            #expect(tree.count == model.count)
+            var seen: [Int64: Int] = [:]
+            tree.forEach { key, value in seen[key] = value }
+            #expect(seen == model, "round \(round)")
+            var before: [Int64: Int] = [:]
+            shared.forEach { key, value in before[key] = value }
+            #expect(before == sharedModel, "round \(round): the shared tree changed")
+        }
+    }
+
     private static let owner = TableSchema("Owner", columns: [ColumnSchema("id", ColumnType(.int64), primaryKey: true)])
     private static let item = TableSchema(
         "Item",
@@ -161,6 +200,60 @@ struct PatchedUpdateTests {
             await engine.close()
             engine = try await memoryEngine(fs, durability: .none)
             try Self.check(try engine.snapshot(), items, owners, committed)
+            await engine.close()
+        }
+    }
+
+    @Test(
+        "A set-based update of 10,000 rows (three chunks) writes each changed row once and reports exactly those",
+        arguments: StorageKind.allCases)
+    func setBasedUpdateAcrossChunks(_ kind: StorageKind) async throws {
+        try await kind.run {
+            let fs = MemoryFileSystem()
+            let engine = try await memoryEngine(fs, durability: .none)
+            let n = 10_000
+            let (tables, _) = try await engine.write { txn in
+                let owners = try txn.createTable(Self.owner)
+                for i in 0..<5 { try txn.insert(owners, [.int(Int64(i))]) }
+                let items = try txn.createTable(Self.item)
+                for i in 0..<n {
+                    try txn.insert(
+                        items,
+                        [.int(Int64(n - i)), .int(Int64(i % 6)), .null, .double(0), .link(ObjectKey(0)), .list([])])
+                }
+                return (owners, items)
+            }
+            let (owners, items) = tables
+            var model: [ObjectKey: [Value]] = [:]
+            for i in 0..<n {
+                model[ObjectKey(Int64(i))] = [
+                    .int(Int64(n - i)), .int(Int64(i % 6)), .null, .double(0), .link(ObjectKey(0)), .list([]),
+                ]
+            }
+            let txn = try await engine.beginWrite()
+            // Deleted first, and unsorted, repeated keys: the update skips the deleted and writes each once.
+            for i in stride(from: 0, to: n, by: 7) {
+                try txn.delete(items, ObjectKey(Int64(i)))
+                model[ObjectKey(Int64(i))] = nil
+            }
+            let keys = (0..<n).map { ObjectKey(Int64($0)) }.reversed() + [ObjectKey(5)]
+            try txn.update(items, keys: Array(keys), column: 1, to: .int(3))
+            try txn.update(items, keys: Array(keys), column: 4, to: .link(ObjectKey(2)))
+            let changed = model.filter { $0.value[1] != .int(3) }.keys
+            for key in model.keys {
+                model[key]![1] = .int(3)
+                model[key]![4] = .link(ObjectKey(2))
+            }
+            try Self.check(txn, items, owners, model)
+            let modified = try #require(txn.changes.tables[items]?.modified)
+            #expect(modified.count == model.count)
+            for key in model.keys {
+                var columns = ColumnSet([4])
+                if changed.contains(key) { columns.insert(1) }
+                #expect(modified[key] == columns, "object \(key)")
+            }
+            try await txn.commit()
+            try Self.check(try engine.snapshot(), items, owners, model)
             await engine.close()
         }
     }

@@ -9,7 +9,7 @@
 /// - Important: Not `Sendable`. Use it from the task that began it.
 package final class WriteTransaction: ReadableStore {
     let engine: StorageEngine
-    package private(set) var state: DatabaseState
+    package internal(set) var state: DatabaseState
     let baseVersion: Version
     /// The version the transaction started from.
     let baseState: DatabaseState
@@ -20,19 +20,19 @@ package final class WriteTransaction: ReadableStore {
     let recordStart: UInt64
     let region: MappedRegion
     let buffer: RecordBuffer
-    package private(set) var changes = ChangeSet()
+    package internal(set) var changes = ChangeSet()
     private(set) var isFinished = false
     /// Whether the transaction still holds the engine's write lock (see ``releaseWriteLock()``).
     private var holdsWriteLock = true
     /// Set when an operation failed half-way; the transaction can then only roll back.
-    private var failure: StorageError?
+    var failure: StorageError?
     /// What inserts and updates of the last table written need, read once instead of per row (reading a
     /// table's fields out of the state copies the table). Dropped on every schema change.
-    private var tableCache: TableCache?
+    private var tableCacheEntry: TableCache?
 
     /// A class, so that taking it out of the property for a write retains one object rather than copying
     /// three arrays (three retains and releases per row).
-    private final class TableCache {
+    final class TableCache {
         let table: TableID
         let name: String
         let columns: [ColumnSchema]
@@ -61,7 +61,7 @@ package final class WriteTransaction: ReadableStore {
     var hasOperations: Bool { buffer.count > emptyCount }
     /// Rows of the file decrypted for an operation (encrypted stores): the rows ``DatabaseState`` reads
     /// through a `readRow` closure must outlive the call. Emptied after each operation.
-    private let scratch = ScratchRows()
+    let scratch = ScratchRows()
 
     init(engine: StorageEngine, base: DatabaseState, recordStart: UInt64, region: MappedRegion) {
         self.engine = engine
@@ -108,7 +108,7 @@ package final class WriteTransaction: ReadableStore {
 
     /// The row at `location`: in this transaction's record, or in the file. Valid until the next append
     /// (and, in an encrypted store, until the operation ends: see ``scratch``).
-    private func rowView(at location: RowLocation) throws(StorageError) -> RowView {
+    func rowView(at location: RowLocation) throws(StorageError) -> RowView {
         if location.offset >= recordStart {
             let start = Int(location.offset - recordStart)
             if cipher != nil {
@@ -168,7 +168,7 @@ package final class WriteTransaction: ReadableStore {
             }
             entries.append(.init(id: id, schema: schema, nextKey: state.tables[id]?.nextKey ?? 0))
         }
-        tableCache = nil
+        tableCacheEntry = nil
         var writer = ByteWriter()
         CommitPayload.appendSchema(entries, version: version ?? state.schemaVersion, to: &writer)
         let mark = buffer.count
@@ -210,158 +210,9 @@ package final class WriteTransaction: ReadableStore {
         // only when nothing else refers to it, so a lingering copy would make every insert copy its paths.
         let (row, key, types) = try prepareInsert(tableID, values)
         try appendUpsert(tableID, key, row, types)
-        tableCache?.nextKey = key.rawValue + 1
+        tableCacheEntry?.nextKey = key.rawValue + 1
         changes.tables[tableID, default: TableChanges()].recordInsert(key)
         return key
-    }
-
-    /// Sets some columns of an existing row. Columns whose value does not change are not reported modified,
-    /// unless `reportingUnchanged` (Realm's `update: .all`): then every given column is written and reported.
-    /// - Throws: `.invalidObject` (no such row), `.invalidValue` (including changing a primary key), `.limitExceeded`.
-    package func update(
-        _ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)],
-        reportingUnchanged: Bool = false
-    )
-        throws(StorageError)
-    {
-        try checkUsable()
-        let cache = try tableCache(tableID)
-        guard let location = state.tables.rowLocation(tableID, key) else {
-            throw StorageError(
-                .invalidObject,
-                "The \(cache.name) object \(key) does not exist: it was deleted or never added.")
-        }
-        defer { scratch.empty() }
-        // Only the given columns are decoded (to compare) and encoded; the others' bytes are copied.
-        let old = try rowView(at: location)
-        var patches = columnValues
-        var changed = ColumnSet()
-        var given = ColumnSet()
-        var i = 0
-        while i < patches.count {
-            let column = patches[i].column
-            guard let schema = cache.columns[safe: column] else {
-                throw StorageError(.invalidValue, "\(cache.name) has no column number \(column).")
-            }
-            guard !given.contains(column) else {
-                // A column given twice: the last value wins, as in a decoded row.
-                return try updateDecoded(tableID, key, columnValues, reportingUnchanged: reportingUnchanged)
-            }
-            given.insert(column)
-            let normalized = try RowEncoder.validate(patches[i].value, for: schema.type, column: schema.name)
-            if try old.value(at: column, type: schema.type) != normalized {
-                if schema.isPrimaryKey {
-                    throw StorageError(
-                        .invalidValue,
-                        "The primary key '\(schema.name)' of a \(cache.name) can't be changed after the object "
-                            + "is added. Delete the object and add a new one instead.")
-                }
-                try checkLinks(normalized, schema)
-                if normalized != patches[i].value { patches[i].value = normalized }
-                changed.insert(column)
-                i += 1
-            } else {
-                if reportingUnchanged && !schema.isPrimaryKey { changed.insert(column) }
-                patches.remove(at: i)
-            }
-        }
-        guard !changed.isEmpty else { return }
-        guard try writePatched(tableID, key, at: location, old, patches, changed: changed, cache) else {
-            return try updateDecoded(tableID, key, columnValues, reportingUnchanged: reportingUnchanged)
-        }
-    }
-
-    /// Sets column `column` of every row of `keys` to `value` (Realm's `Results.setValue(_:forKey:)`): the
-    /// value is validated once, and each row is written with only that column re-encoded. Keys with no row
-    /// (deleted earlier in the transaction) are skipped; rows that already hold the value are not written
-    /// or reported modified.
-    /// - Throws: `.invalidValue` (a bad value, changing a primary key), `.invalidObject` (a link to a missing
-    ///   object), `.limitExceeded`; after a throw the transaction can only roll back.
-    package func update(_ tableID: TableID, keys: [ObjectKey], column: Int, to value: Value) throws(StorageError) {
-        try checkUsable()
-        let cache = try tableCache(tableID)
-        guard let schema = cache.columns[safe: column] else {
-            throw StorageError(.invalidValue, "\(cache.name) has no column number \(column).")
-        }
-        let normalized = try RowEncoder.validate(value, for: schema.type, column: schema.name)
-        try checkLinks(normalized, schema)
-        let patches: [RowEncoder.Patch] = [(column, normalized)]
-        var changed = ColumnSet()
-        changed.insert(column)
-        for key in keys {
-            guard let location = state.tables.rowLocation(tableID, key) else { continue }
-            defer { scratch.empty() }
-            let old = try rowView(at: location)
-            guard try old.value(at: column, type: schema.type) != normalized else { continue }
-            if schema.isPrimaryKey {
-                throw StorageError(
-                    .invalidValue,
-                    "The primary key '\(schema.name)' of a \(cache.name) can't be changed after the object is "
-                        + "added. Delete the object and add a new one instead.")
-            }
-            if try !writePatched(tableID, key, at: location, old, patches, changed: changed, cache) {
-                try updateDecoded(tableID, key, patches, reportingUnchanged: false)
-            }
-        }
-    }
-
-    /// Appends row `key` (now `old`, at `location`) with `patches` applied, and records it modified in
-    /// `changed`; or returns false, writing nothing, if the row stores more columns than the schema has.
-    private func writePatched(
-        _ tableID: TableID, _ key: ObjectKey, at location: RowLocation, _ old: RowView,
-        _ patches: [RowEncoder.Patch], changed: ColumnSet, _ cache: TableCache
-    ) throws(StorageError) -> Bool {
-        guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: cache.types) else { return false }
-        try RowEncoder.checkRowSize(dataSize: dataLength, columnCount: cache.types.count)
-        // The old row may be in this record: with the room reserved, appending moves nothing, so a view
-        // taken now stays valid while the new row is written.
-        let overhead = StoreCipher.unitHeaderSize + CommitPayload.upsertHeaderSize + 4
-        buffer.reserveCapacity(
-            forAppending: RowFormat.headerSize(columnCount: cache.types.count, offsetWidth: 4) + dataLength + overhead)
-        let old = location.offset >= recordStart ? try rowView(at: location) : old
-        try appendUpsert(tableID, key, changed: changed) { buffer in
-            RowEncoder.encode(patching: old, with: patches, types: cache.types, dataLength: dataLength, into: buffer)
-        }
-        changes.tables[tableID, default: TableChanges()].recordModify(key, changed)
-        return true
-    }
-
-    /// ``update(_:_:_:reportingUnchanged:)`` by decoding the whole row and encoding it again: for the rare
-    /// calls the column-by-column path does not take (a column given twice, a row storing more columns
-    /// than the schema has).
-    private func updateDecoded(
-        _ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)],
-        reportingUnchanged: Bool
-    ) throws(StorageError) {
-        let (table, types) = try schemaAndTypes(tableID)
-        guard var row = try values(tableID, key) else {
-            throw StorageError(
-                .invalidObject, "The \(table.name) object \(key) does not exist: it was deleted or never added.")
-        }
-        var changed = ColumnSet()
-        for (column, value) in columnValues {
-            guard let schema = table.columns[safe: column] else {
-                throw StorageError(.invalidValue, "\(table.name) has no column number \(column).")
-            }
-            let normalized = try RowEncoder.validate(value, for: schema.type, column: schema.name)
-            if row[column] != normalized {
-                if schema.isPrimaryKey {
-                    throw StorageError(
-                        .invalidValue,
-                        "The primary key '\(schema.name)' of a \(table.name) can't be changed after the object "
-                            + "is added. Delete the object and add a new one instead.")
-                }
-                try checkLinks(normalized, schema)
-                row[column] = normalized
-                changed.insert(column)
-            } else if reportingUnchanged && !schema.isPrimaryKey {
-                changed.insert(column)
-            }
-        }
-        guard !changed.isEmpty else { return }
-        try RowEncoder.checkRowSize(dataSize: RowEncoder.dataSize(row, types: types), columnCount: types.count)
-        try appendUpsert(tableID, key, row, types)
-        changes.tables[tableID, default: TableChanges()].recordModify(key, changed)
     }
 
     /// Deletes a row. Links to it become null, and it leaves every list, set and map that held it.
@@ -492,21 +343,21 @@ package final class WriteTransaction: ReadableStore {
         return (row, ObjectKey(cache.nextKey), cache.types)
     }
 
-    /// The cached facts of table `tableID` (see ``tableCache``).
-    private func tableCache(_ tableID: TableID) throws(StorageError) -> TableCache {
-        if let cache = tableCache, cache.table == tableID { return cache }
+    /// The cached facts of table `tableID` (see ``tableCacheEntry``).
+    func tableCache(_ tableID: TableID) throws(StorageError) -> TableCache {
+        if let cache = tableCacheEntry, cache.table == tableID { return cache }
         let cache = TableCache(tableID, try table(tableID))
-        tableCache = cache
+        tableCacheEntry = cache
         return cache
     }
 
-    private func schemaAndTypes(_ tableID: TableID) throws(StorageError) -> (TableSchema, [ColumnType]) {
+    func schemaAndTypes(_ tableID: TableID) throws(StorageError) -> (TableSchema, [ColumnType]) {
         let table = try table(tableID)
         return (table.schema, table.columnTypes)
     }
 
     /// Every object a link value refers to must exist in the target table.
-    private func checkLinks(_ value: Value, _ column: ColumnSchema) throws(StorageError) {
+    func checkLinks(_ value: Value, _ column: ColumnSchema) throws(StorageError) {
         guard column.type.scalar == .link else { return }
         guard let target = column.linkTarget.flatMap({ state.tableIDs[$0] }) else {
             throw StorageError(.schemaMismatch, "Column '\(column.name)' links to a table that is not in the schema.")
@@ -527,7 +378,7 @@ package final class WriteTransaction: ReadableStore {
     }
 
     /// Encodes the row into the record and applies it; undoes the append if applying fails.
-    private func appendUpsert(
+    func appendUpsert(
         _ tableID: TableID, _ key: ObjectKey, _ row: [Value], _ types: [ColumnType]
     ) throws(StorageError) {
         try appendUpsert(tableID, key, changed: nil) { buffer in RowEncoder.encode(row, types: types, into: buffer) }
@@ -536,9 +387,30 @@ package final class WriteTransaction: ReadableStore {
     /// Appends an upsert whose row `encode` writes at the end of the record (returning its length), and
     /// applies it; undoes the append if applying fails. `changed`, when known, is every column in which the
     /// row differs from the row it replaces (see ``DatabaseState/applyUpsert``).
-    private func appendUpsert(
+    func appendUpsert(
         _ tableID: TableID, _ key: ObjectKey, changed: ColumnSet?, encode: (RecordBuffer) -> Int
     ) throws(StorageError) {
+        let mark = buffer.count
+        let (location, rowStart, length) = try appendUpsertOp(tableID, key, encode: encode)
+        defer { scratch.empty() }
+        do throws(StorageError) {
+            let newRow = try RowView(buffer.bytes(at: rowStart, count: length))
+            try state.applyUpsert(
+                table: tableID, key: key, location: location, newRow: newRow, changed: changed, token: token
+            ) { (old) throws(StorageError) in try rowView(at: old) }
+        } catch {
+            buffer.truncate(to: mark)
+            if error.code != .primaryKeyExists { failure = error }
+            throw error
+        }
+    }
+
+    /// Appends an upsert of row `key` to the record, the row written by `encode` (which returns its length),
+    /// without applying it. Returns the row's location, and where its bytes start in the buffer.
+    /// - Throws: `.limitExceeded` (the row is too long; nothing was appended).
+    func appendUpsertOp(
+        _ tableID: TableID, _ key: ObjectKey, encode: (RecordBuffer) -> Int
+    ) throws(StorageError) -> (location: RowLocation, rowStart: Int, length: Int) {
         let mark = buffer.count
         let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
         buffer.append(CommitPayload.Op.upsert.rawValue)
@@ -565,17 +437,7 @@ package final class WriteTransaction: ReadableStore {
         let location =
             unit.map { RowLocation(offset: recordStart + UInt64($0), length: UInt32(buffer.count - $0)) }
             ?? RowLocation(offset: recordStart + UInt64(rowStart), length: storedLength)
-        defer { scratch.empty() }
-        do throws(StorageError) {
-            let newRow = try RowView(buffer.bytes(at: rowStart, count: length))
-            try state.applyUpsert(
-                table: tableID, key: key, location: location, newRow: newRow, changed: changed, token: token
-            ) { (old) throws(StorageError) in try rowView(at: old) }
-        } catch {
-            buffer.truncate(to: mark)
-            if error.code != .primaryKeyExists { failure = error }
-            throw error
-        }
+        return (location, rowStart, length)
     }
 
     static func removingLinks(to key: ObjectKey, from value: Value) -> Value {

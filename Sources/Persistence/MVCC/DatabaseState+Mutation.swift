@@ -151,6 +151,76 @@ extension DatabaseState {
         }
     }
 
+    /// Makes each `updates` location the current row of its key in `table`: rows that exist, each differing
+    /// from its current row in `changed` columns only (never the primary key). `updates` is sorted by key,
+    /// strictly ascending. The rows tree and the primary-key index are updated in one pass each (see
+    /// ``PersistentBTree/replaceExistingValues(_:token:)``), the indexes and backlinks of changed columns
+    /// row by row, as ``applyUpsert(table:key:location:newRow:changed:token:readRow:)`` would.
+    /// - Parameter readRow: the bytes at a location (the new rows, and the old rows when an index or a
+    ///   backlink needs them).
+    /// - Throws: `.invalidObject` if a key has no row; `.corrupted` if a row cannot be decoded.
+    package mutating func applyUpdates(
+        table tableID: TableID, _ updates: [(key: ObjectKey, value: RowLocation)], changed: ColumnSet,
+        token: MutationToken, readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
+        guard var table = tables.removeValue(forKey: tableID) else {
+            throw StorageError(.invalidObject, "There is no table \(tableID) in this version.")
+        }
+        var failure: StorageError?
+        do throws(StorageError) {
+            try update(&table, tableID, updates, changed, token, readRow)
+        } catch {
+            failure = error
+        }
+        tables.put(tableID, consume table)
+        if let failure { throw failure }
+    }
+
+    /// The body of ``applyUpdates``, on a table taken out of the store.
+    private mutating func update(
+        _ table: inout TableState, _ tableID: TableID, _ updates: [(key: ObjectKey, value: RowLocation)],
+        _ changed: ColumnSet, _ token: MutationToken, _ readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
+        let old = table.rows.replaceExistingValues(updates, token: token)
+        let columns = table.schema.columns
+        if let pk = table.schema.primaryKeyColumn {
+            var entries: [(key: IndexKey, value: PrimaryKeyEntry)] = []
+            entries.reserveCapacity(updates.count)
+            for update in updates {
+                let key = try Self.indexKey(readRow(update.value), pk, columns[pk].type)
+                entries.append((key, PrimaryKeyEntry(object: update.key, location: update.value)))
+            }
+            // Object keys and primary keys usually ascend together; sort only when they do not.
+            if !zip(entries, entries.dropFirst()).allSatisfy({ $0.key < $1.key }) { entries.sort { $0.key < $1.key } }
+            table.primaryIndex.replaceEntries(entries, token: token)
+        }
+        let indexed = table.indexes.keys.filter { changed.contains($0) }
+        let links = table.linkColumns.filter { changed.contains($0) }
+        for (i, update) in updates.enumerated() {
+            guard let oldLocation = old[i] else {
+                throw StorageError(.invalidObject, "The \(table.schema.name) object \(update.key) does not exist.")
+            }
+            liveBytes -= UInt64(oldLocation.length) + Self.rowOverhead
+            liveBytes += UInt64(update.value.length) + Self.rowOverhead
+            guard !indexed.isEmpty || !links.isEmpty else { continue }
+            let oldRow = try readRow(oldLocation)
+            let newRow = try readRow(update.value)
+            for column in indexed {
+                let newKey = try Self.indexKey(newRow, column, columns[column].type)
+                let oldKey = try Self.indexKey(oldRow, column, columns[column].type)
+                if newKey != oldKey {
+                    table.indexes[column]!.removeValue(forKey: IndexEntry(oldKey, update.key), token: token)
+                    table.indexes[column]!.updateValue(Present(), forKey: IndexEntry(newKey, update.key), token: token)
+                }
+            }
+            for column in links {
+                try updateBacklinks(
+                    from: tableID, key: update.key, column: column, table: table, old: oldRow, new: newRow,
+                    token: token)
+            }
+        }
+    }
+
     /// Removes row `key` (whose current bytes are `oldRow`) from `table` and from every index.
     /// Links *to* the row must already have been removed by the caller (see `WriteTransaction.delete`).
     package mutating func applyDelete(

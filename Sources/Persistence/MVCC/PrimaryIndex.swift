@@ -52,6 +52,28 @@ package struct PrimaryIndex: Sendable {
         return others.updateValue(entry, forKey: key, token: token)
     }
 
+    /// Replaces the entries of keys already in the index, in one pass per tree (see
+    /// ``PersistentBTree/replaceExistingValues(_:token:)``): `entries` sorted by key, strictly ascending.
+    /// Keys not in the index are set one by one, so every key ends up with its entry.
+    package mutating func replaceEntries(_ entries: [(key: IndexKey, value: PrimaryKeyEntry)], token: MutationToken) {
+        var integerEntries: [(key: Int64, value: PrimaryKeyEntry)] = []
+        var otherEntries: [(key: IndexKey, value: PrimaryKeyEntry)] = []
+        integerEntries.reserveCapacity(entries.count)
+        for entry in entries {
+            if case .int(let value) = entry.key {
+                integerEntries.append((value, entry.value))
+            } else {
+                otherEntries.append(entry)
+            }
+        }
+        for (i, old) in integers.replaceExistingValues(integerEntries, token: token).enumerated() where old == nil {
+            integers.updateValue(integerEntries[i].value, forKey: integerEntries[i].key, token: token)
+        }
+        for (i, old) in others.replaceExistingValues(otherEntries, token: token).enumerated() where old == nil {
+            others.updateValue(otherEntries[i].value, forKey: otherEntries[i].key, token: token)
+        }
+    }
+
     /// Removes the entry for `key`; returns it, or nil if there was none.
     @discardableResult
     package mutating func removeValue(forKey key: IndexKey, token: MutationToken) -> PrimaryKeyEntry? {

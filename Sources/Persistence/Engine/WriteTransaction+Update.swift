@@ -1,0 +1,213 @@
+// Updates of existing rows: one row by some of its columns, or one column of many rows (a set-based update).
+// Only the given columns are decoded and encoded; the others' bytes are copied (``RowEncoder/encode(patching:with:types:dataLength:into:)``).
+extension WriteTransaction {
+    /// Sets some columns of an existing row. Columns whose value does not change are not reported modified,
+    /// unless `reportingUnchanged` (Realm's `update: .all`): then every given column is written and reported.
+    /// - Throws: `.invalidObject` (no such row), `.invalidValue` (including changing a primary key), `.limitExceeded`.
+    package func update(
+        _ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)],
+        reportingUnchanged: Bool = false
+    )
+        throws(StorageError)
+    {
+        try checkUsable()
+        let cache = try tableCache(tableID)
+        guard let location = state.tables.rowLocation(tableID, key) else {
+            throw StorageError(
+                .invalidObject,
+                "The \(cache.name) object \(key) does not exist: it was deleted or never added.")
+        }
+        defer { scratch.empty() }
+        // Only the given columns are decoded (to compare) and encoded; the others' bytes are copied.
+        let old = try rowView(at: location)
+        var patches = columnValues
+        var changed = ColumnSet()
+        var given = ColumnSet()
+        var i = 0
+        while i < patches.count {
+            let column = patches[i].column
+            guard let schema = cache.columns[safe: column] else {
+                throw StorageError(.invalidValue, "\(cache.name) has no column number \(column).")
+            }
+            guard !given.contains(column) else {
+                // A column given twice: the last value wins, as in a decoded row.
+                return recordModify(
+                    tableID, key, try updateDecoded(tableID, key, columnValues, reportingUnchanged: reportingUnchanged))
+            }
+            given.insert(column)
+            let normalized = try RowEncoder.validate(patches[i].value, for: schema.type, column: schema.name)
+            if try old.value(at: column, type: schema.type) != normalized {
+                if schema.isPrimaryKey {
+                    throw StorageError(
+                        .invalidValue,
+                        "The primary key '\(schema.name)' of a \(cache.name) can't be changed after the object "
+                            + "is added. Delete the object and add a new one instead.")
+                }
+                try checkLinks(normalized, schema)
+                if normalized != patches[i].value { patches[i].value = normalized }
+                changed.insert(column)
+                i += 1
+            } else {
+                if reportingUnchanged && !schema.isPrimaryKey { changed.insert(column) }
+                patches.remove(at: i)
+            }
+        }
+        guard !changed.isEmpty else { return }
+        guard try writePatched(tableID, key, at: location, old, patches, changed: changed, cache) else {
+            return recordModify(
+                tableID, key, try updateDecoded(tableID, key, columnValues, reportingUnchanged: reportingUnchanged))
+        }
+    }
+
+    /// Sets column `column` of every row of `keys` to `value` (Realm's `Results.setValue(_:forKey:)`): the
+    /// value is validated once, and each row is written with only that column re-encoded. Keys with no row
+    /// (deleted earlier in the transaction) are skipped; rows that already hold the value are not written
+    /// or reported modified.
+    /// - Throws: `.invalidValue` (a bad value, changing a primary key), `.invalidObject` (a link to a missing
+    ///   object), `.limitExceeded`; after a throw the transaction can only roll back.
+    package func update(_ tableID: TableID, keys: [ObjectKey], column: Int, to value: Value) throws(StorageError) {
+        try checkUsable()
+        let cache = try tableCache(tableID)
+        guard let schema = cache.columns[safe: column] else {
+            throw StorageError(.invalidValue, "\(cache.name) has no column number \(column).")
+        }
+        let normalized = try RowEncoder.validate(value, for: schema.type, column: schema.name)
+        try checkLinks(normalized, schema)
+        let patches: [RowEncoder.Patch] = [(column, normalized)]
+        var changed = ColumnSet()
+        changed.insert(column)
+        // Rows are appended a chunk at a time, then applied to the trees in one pass per tree.
+        let sorted = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 } ? keys : Set(keys).sorted()
+        var written: [(key: ObjectKey, value: RowLocation)] = []
+        written.reserveCapacity(min(sorted.count, Self.updateChunk))
+        // Taken out of the change set while the rows are recorded, not looked up once per row.
+        let hadChanges = changes.tables[tableID] != nil
+        var tableChanges = changes.tables.removeValue(forKey: tableID) ?? TableChanges()
+        defer { if hadChanges || !tableChanges.isEmpty { changes.tables[tableID] = tableChanges } }
+        for chunkStart in stride(from: 0, to: sorted.count, by: Self.updateChunk) {
+            let mark = buffer.count
+            written.removeAll(keepingCapacity: true)
+            defer { scratch.empty() }
+            do throws(StorageError) {
+                try appendUpdates(
+                    tableID, sorted[chunkStart..<min(chunkStart + Self.updateChunk, sorted.count)], schema, patches,
+                    cache, into: &written, changes: &tableChanges)
+                try state.applyUpdates(table: tableID, written, changed: changed, token: token) {
+                    (location) throws(StorageError) in try rowView(at: location)
+                }
+            } catch {
+                buffer.truncate(to: mark)
+                failure = error
+                throw error
+            }
+            for entry in written { tableChanges.recordModify(entry.key, changed) }
+        }
+    }
+
+    /// Appends the rows `keys` of a set-based update with `patches` (one column) applied, without applying
+    /// them; adds their new locations to `written`. Rows that are gone or already hold the value are
+    /// skipped; a row the patch cannot be applied to is updated on its own, and recorded in `changes`.
+    private func appendUpdates(
+        _ tableID: TableID, _ keys: ArraySlice<ObjectKey>, _ schema: ColumnSchema, _ patches: [RowEncoder.Patch],
+        _ cache: TableCache, into written: inout [(key: ObjectKey, value: RowLocation)], changes: inout TableChanges
+    ) throws(StorageError) {
+        let (column, normalized) = patches[0]
+        for key in keys {
+            guard let location = state.tables.rowLocation(tableID, key) else { continue }
+            let old = try rowView(at: location)
+            guard try old.value(at: column, type: schema.type) != normalized else { continue }
+            if schema.isPrimaryKey {
+                throw StorageError(
+                    .invalidValue,
+                    "The primary key '\(schema.name)' of a \(cache.name) can't be changed after the object is "
+                        + "added. Delete the object and add a new one instead.")
+            }
+            guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: cache.types) else {
+                changes.recordModify(key, try updateDecoded(tableID, key, patches, reportingUnchanged: false))
+                continue
+            }
+            try RowEncoder.checkRowSize(dataSize: dataLength, columnCount: cache.types.count)
+            reserveRoom(rowData: dataLength, columns: cache.types.count)
+            let current = location.offset >= recordStart ? try rowView(at: location) : old
+            let (newLocation, _, _) = try appendUpsertOp(tableID, key) { buffer in
+                RowEncoder.encode(
+                    patching: current, with: patches, types: cache.types, dataLength: dataLength, into: buffer)
+            }
+            written.append((key, newLocation))
+        }
+    }
+
+    /// Records row `key` of `tableID` modified in `columns` (nothing if there are none).
+    private func recordModify(_ tableID: TableID, _ key: ObjectKey, _ columns: ColumnSet) {
+        guard !columns.isEmpty else { return }
+        changes.tables[tableID, default: TableChanges()].recordModify(key, columns)
+    }
+
+    /// Rows a set-based update appends before applying them to the trees.
+    static let updateChunk = 4096
+
+    /// Reserves room in the record for one upsert of a row with `rowData` bytes of data in `columns` columns:
+    /// the appends that follow move nothing, so a view of a row already in the record, taken after this
+    /// call, stays valid while the new row is written.
+    private func reserveRoom(rowData: Int, columns: Int) {
+        let overhead = StoreCipher.unitHeaderSize + CommitPayload.upsertHeaderSize + 4
+        buffer.reserveCapacity(
+            forAppending: RowFormat.headerSize(columnCount: columns, offsetWidth: 4) + rowData + overhead)
+    }
+
+    /// Appends row `key` (now `old`, at `location`) with `patches` applied, and records it modified in
+    /// `changed`; or returns false, writing nothing, if the row stores more columns than the schema has.
+    private func writePatched(
+        _ tableID: TableID, _ key: ObjectKey, at location: RowLocation, _ old: RowView,
+        _ patches: [RowEncoder.Patch], changed: ColumnSet, _ cache: TableCache
+    ) throws(StorageError) -> Bool {
+        guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: cache.types) else { return false }
+        try RowEncoder.checkRowSize(dataSize: dataLength, columnCount: cache.types.count)
+        reserveRoom(rowData: dataLength, columns: cache.types.count)
+        let old = location.offset >= recordStart ? try rowView(at: location) : old
+        try appendUpsert(tableID, key, changed: changed) { buffer in
+            RowEncoder.encode(patching: old, with: patches, types: cache.types, dataLength: dataLength, into: buffer)
+        }
+        recordModify(tableID, key, changed)
+        return true
+    }
+
+    /// ``update(_:_:_:reportingUnchanged:)`` by decoding the whole row and encoding it again: for the rare
+    /// calls the column-by-column path does not take (a column given twice, a row storing more columns
+    /// than the schema has).
+    /// Returns the columns it reports modified, which the caller records.
+    private func updateDecoded(
+        _ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)],
+        reportingUnchanged: Bool
+    ) throws(StorageError) -> ColumnSet {
+        let (table, types) = try schemaAndTypes(tableID)
+        guard var row = try values(tableID, key) else {
+            throw StorageError(
+                .invalidObject, "The \(table.name) object \(key) does not exist: it was deleted or never added.")
+        }
+        var changed = ColumnSet()
+        for (column, value) in columnValues {
+            guard let schema = table.columns[safe: column] else {
+                throw StorageError(.invalidValue, "\(table.name) has no column number \(column).")
+            }
+            let normalized = try RowEncoder.validate(value, for: schema.type, column: schema.name)
+            if row[column] != normalized {
+                if schema.isPrimaryKey {
+                    throw StorageError(
+                        .invalidValue,
+                        "The primary key '\(schema.name)' of a \(table.name) can't be changed after the object "
+                            + "is added. Delete the object and add a new one instead.")
+                }
+                try checkLinks(normalized, schema)
+                row[column] = normalized
+                changed.insert(column)
+            } else if reportingUnchanged && !schema.isPrimaryKey {
+                changed.insert(column)
+            }
+        }
+        guard !changed.isEmpty else { return changed }
+        try RowEncoder.checkRowSize(dataSize: RowEncoder.dataSize(row, types: types), columnCount: types.count)
+        try appendUpsert(tableID, key, row, types)
+        return changed
+    }
+}
