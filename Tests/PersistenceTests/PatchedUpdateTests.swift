@@ -182,6 +182,13 @@ struct PatchedUpdateTests {
                         let chosen = keys.filter { _ in rng.next() % 3 == 0 } + [ObjectKey(Int64.max - 1)]
                         try txn.update(items, keys: chosen, column: column, to: value)
                         for key in chosen where working[key] != nil { working[key]![column] = value }
+                    case 8:
+                        // A batch delete, keys in any order, some twice, one that does not exist.
+                        let chosen = keys.filter { _ in rng.next() % 8 == 0 }.shuffled(using: &rng)
+                        let deleted = try txn.delete(
+                            items, keys: chosen + chosen.prefix(2) + [ObjectKey(Int64.max - 1)])
+                        #expect(deleted == chosen.count)
+                        for key in chosen { working[key] = nil }
                     default:
                         let key = keys[Int(rng.next() % UInt64(keys.count))]
                         try txn.delete(items, key)
@@ -252,6 +259,15 @@ struct PatchedUpdateTests {
                 if changed.contains(key) { columns.insert(1) }
                 #expect(modified[key] == columns, "object \(key)")
             }
+            // A batch delete of every third remaining row records exactly those keys deleted, none modified.
+            let doomed = model.keys.sorted().enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
+            #expect(try txn.delete(items, keys: doomed.shuffled()) == doomed.count)
+            for key in doomed { model[key] = nil }
+            let recorded = try #require(txn.changes.tables[items])
+            let expected = Set(doomed).union(stride(from: 0, to: n, by: 7).map { ObjectKey(Int64($0)) }).sorted()
+            let deletedAsRecorded = Array(recorded.deleted) == expected
+            #expect(deletedAsRecorded, "the change set's deleted keys are the rows deleted")
+            #expect(doomed.allSatisfy { recorded.modified[$0] == nil })
             try await txn.commit()
             try Self.check(try engine.snapshot(), items, owners, model)
             await engine.close()

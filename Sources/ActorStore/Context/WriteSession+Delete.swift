@@ -50,6 +50,11 @@ extension WriteSession {
     /// Deletes the rows `keys` of `binding`'s table (and the embedded objects they own). A key deleted
     /// meanwhile (an embedded object whose parent came first) is skipped.
     func delete(_ keys: [ObjectKey], of binding: TableBinding) {
+        guard !binding.embeddedLinkColumns.isEmpty else {
+            // Nothing to cascade to: one engine call for every row.
+            _ = run { () throws(StorageError) in try transaction.delete(binding.tableID, keys: keys) }
+            return
+        }
         for key in keys {
             guard failure == nil else { return }
             deleteRow(binding, key)

@@ -22,24 +22,30 @@ extension WriteSession {
             fail(RealmError(.invalidObject, "This \(managed.table.info.className) belongs to another Realm actor."))
             return
         }
-        if let problem = context.joinProblems[ObjectIdentifier(managed.table.info.type)] {
+        if !context.joinProblems.isEmpty, let problem = context.joinProblems[ObjectIdentifier(managed.table.info.type)]
+        {
             fail(RealmError(.schemaMismatch, "\(managed.table.info.className) cannot be written: \(problem)."))
             return
         }
-        updateRow(managed.table, managed.key, [(managed.table.columns[ordinal], value)])
+        // The object's cached location is the row's while the context's stamp is unchanged (every change
+        // bumps it): passing it saves the engine a lookup.
+        updateRow(
+            managed.table, managed.key, [(managed.table.columns[ordinal], value)],
+            knownLocation: managed.stamp == context.stamp ? managed.location : nil)
     }
 
     /// Updates columns of a row; embedded objects no longer referenced by it are deleted. With
     /// `reportingUnchanged` (`update: .all`), columns given their current value are reported modified too.
     func updateRow(
         _ binding: TableBinding, _ key: ObjectKey, _ columns: [(column: Int, value: Value)],
-        reportingUnchanged: Bool = false
+        reportingUnchanged: Bool = false, knownLocation: RowLocation? = nil
     ) {
         let owned = binding.embeddedLinkColumns.filter { c in columns.contains { $0.column == c } }
         let before = owned.isEmpty ? [] : embeddedChildren(binding, key, columns: owned)
         guard
             run({ () throws(StorageError) in
-                try transaction.update(binding.tableID, key, columns, reportingUnchanged: reportingUnchanged)
+                try transaction.update(
+                    binding.tableID, key, columns, reportingUnchanged: reportingUnchanged, knownLocation: knownLocation)
             }) != nil
         else { return }
         guard !before.isEmpty else { return }

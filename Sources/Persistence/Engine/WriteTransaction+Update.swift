@@ -3,16 +3,18 @@
 extension WriteTransaction {
     /// Sets some columns of an existing row. Columns whose value does not change are not reported modified,
     /// unless `reportingUnchanged` (Realm's `update: .all`): then every given column is written and reported.
+    /// `knownLocation`, if the caller has it, is where the row is in this transaction's current state (it
+    /// saves the lookup; a location from before the transaction's last change is wrong).
     /// - Throws: `.invalidObject` (no such row), `.invalidValue` (including changing a primary key), `.limitExceeded`.
     package func update(
         _ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)],
-        reportingUnchanged: Bool = false
+        reportingUnchanged: Bool = false, knownLocation: RowLocation? = nil
     )
         throws(StorageError)
     {
         try checkUsable()
         let cache = try tableCache(tableID)
-        guard let location = state.tables.rowLocation(tableID, key) else {
+        guard let location = knownLocation ?? state.tables.rowLocation(tableID, key) else {
             throw StorageError(
                 .invalidObject,
                 "The \(cache.name) object \(key) does not exist: it was deleted or never added.")

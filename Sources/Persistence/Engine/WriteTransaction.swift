@@ -232,6 +232,38 @@ package final class WriteTransaction: ReadableStore {
     @discardableResult
     package func deleteIfPresent(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) -> Bool {
         try checkUsable()
+        guard try removeRow(tableID, key) else { return false }
+        changes.tables[tableID, default: TableChanges()].recordDelete(key)
+        return true
+    }
+
+    /// Deletes the rows `keys` of a table as ``deleteIfPresent(_:_:)`` does, skipping keys with no row.
+    ///
+    /// Rows go from the largest key down: removing a leaf's last entry shifts nothing, where removing its
+    /// first (ascending order) moved every entry after it, in the rows tree and in the primary-key index.
+    /// The deleted keys are recorded in ascending order afterwards (a change set's key ranges grow at
+    /// their end).
+    /// - Returns: the number of rows deleted.
+    @discardableResult
+    package func delete(_ tableID: TableID, keys: [ObjectKey]) throws(StorageError) -> Int {
+        try checkUsable()
+        let descending = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 } ? keys.reversed() : keys.sorted(by: >)
+        var deleted: [ObjectKey] = []
+        deleted.reserveCapacity(descending.count)
+        defer {
+            if !deleted.isEmpty {
+                var tableChanges = changes.tables.removeValue(forKey: tableID) ?? TableChanges()
+                for key in deleted.reversed() { tableChanges.recordDelete(key) }
+                changes.tables[tableID] = tableChanges
+            }
+        }
+        for key in descending where try removeRow(tableID, key) { deleted.append(key) }
+        return deleted.count
+    }
+
+    /// Removes row `key` and the links to it (recording the linking rows modified), without recording the
+    /// row deleted; returns false if there is no such row.
+    private func removeRow(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) -> Bool {
         // In place: going through `state.tables[tableID]` would copy the table state for each deleted row.
         guard state.tables.contains(tableID) else { throw Self.missingTable(tableID) }
         guard let current = state.tables.rowLocation(tableID, key) else { return false }
@@ -261,7 +293,6 @@ package final class WriteTransaction: ReadableStore {
             failure = error
             throw error
         }
-        changes.tables[tableID, default: TableChanges()].recordDelete(key)
         return true
     }
 

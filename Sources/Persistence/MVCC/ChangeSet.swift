@@ -123,8 +123,9 @@ package struct ModifiedObjects: Sendable, Equatable, Sequence, ExpressibleByDict
 
     @discardableResult
     package mutating func removeValue(forKey key: ObjectKey) -> ColumnSet? {
-        if shared.remove(key) != nil { return sharedColumns }
-        return others.removeValue(forKey: key)
+        if !shared.isEmpty, shared.remove(key) != nil { return sharedColumns }
+        // Deletes call this for every row: an empty dictionary is not hashed into.
+        return others.isEmpty ? nil : others.removeValue(forKey: key)
     }
 
     /// Whether some modified object's columns satisfy `predicate`.
