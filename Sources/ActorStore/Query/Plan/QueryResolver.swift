@@ -13,6 +13,7 @@ struct QueryResolver {
     }
 
     init(schema: QuerySchema, queried: QueryClass) {
+        QueryResolutionCounter.current?.increment()
         self.schema = schema
         self.root = queried
         self.scopes = [(nil, queried)]
