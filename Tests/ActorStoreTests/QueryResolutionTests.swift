@@ -132,6 +132,29 @@ private func countingResolutions<R>(
         #expect(more == 1)  // the sorted query's check; the frozen plan is reused
     }
 
+    /// An observed query is resolved when the observation starts, not again at each commit it evaluates.
+    @Test(.timeLimit(.minutes(10))) func anObservedQueryIsNotResolvedAgainAtEachCommit() async throws {
+        let realm = try await Realm(configuration: configuration(temporaryRealmURL(), [QRPet.self]))
+        try await Self.makePets(realm)
+        let (names, resolutions) = try await countingResolutions { () async throws -> [String] in
+            let changes = try await realm.read { realm in
+                try realm.objects(QRPet.self).filter("age > %@", 4).sorted(byKeyPath: "age").changes
+            }
+            let reader = ChangeReader(changes)
+            guard case .initial? = try await reader.next() else { return [] }
+            var last: [String] = []
+            for age in [6, 10, 11] {
+                try await realm.write { realm in realm.create(QRPet.self, value: ["name": "n\(age)", "age": age]) }
+                guard case .update(let results, _, let insertions, _)? = try await reader.next() else { return [] }
+                #expect(insertions.count == 1)
+                last = results.map(\.name)
+            }
+            return last
+        }
+        #expect(names == ["p0", "n6", "p2", "p6", "p4", "n10", "n11"])
+        #expect(resolutions == 3)  // `filter`'s and `sorted`'s checks, and the observation's plan
+    }
+
     /// A table created inside a write transaction changes the schema: a query made before it resolves again
     /// and sees the transaction's objects; once the transaction is rolled back, it resolves against the
     /// schema before (without the table) and a new transaction creating it again is seen too.
