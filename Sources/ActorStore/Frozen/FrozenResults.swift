@@ -14,10 +14,13 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     /// The table's rows, for the unfiltered case.
     private let rows: PersistentBTree<ObjectKey, RowLocation>
     private let matches = Locked<[ObjectKey]?>(nil)
+    /// The query's plan, resolved once (a frozen version's schema does not change).
+    let plans: QueryPlanCache
 
-    init(context: FrozenContext, query: QueryDescription, keys: [ObjectKey]? = nil) {
+    init(context: FrozenContext, query: QueryDescription, keys: [ObjectKey]? = nil, plans: QueryPlanCache? = nil) {
         self.context = context
         self.query = query
+        self.plans = plans ?? QueryPlanCache()
         if let keys { matches.withLock { $0 = keys } }
         let binding = context.binding(for: Element.self)
         self.binding = binding
@@ -31,7 +34,7 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     /// The matching keys (evaluated once).
     var keys: [ObjectKey] {
         if let keys = matches.withLock({ $0 }) { return keys }
-        let keys = executor.keys(query)
+        let keys = executor.keys(query, cache: plans)
         matches.withLock { $0 = keys }
         return keys
     }
@@ -113,7 +116,9 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     public var isFrozen: Bool { true }
 
     /// The same query, live in `realm` (at its current version, not this one).
-    public func thaw(in realm: isolated Realm) -> Results<Element> { Results(context: realm.context, query: query) }
+    public func thaw(in realm: isolated Realm) -> Results<Element> {
+        Results(context: realm.context, query: query, plans: plans)
+    }
 }
 
 extension FrozenResults: ComposableQuery {
@@ -121,13 +126,13 @@ extension FrozenResults: ComposableQuery {
     public typealias Root = Element
 
     /// The query evaluated (see ``ComposableQuery``).
-    public var _query: _QueryValue { _QueryValue(query) }
+    public var _query: _QueryValue { _QueryValue(query, plans: plans) }
 
     /// Runs queries against the frozen version (see ``ComposableQuery``).
     public var _queryRunner: _QueryRunner { _QueryRunner(executor) }
 
     /// Frozen results of `query` at the same version (see ``ComposableQuery``).
     public func _withQuery(_ query: _QueryValue) -> FrozenResults {
-        FrozenResults(context: context, query: query.description)
+        FrozenResults(context: context, query: query.description, plans: query.plans)
     }
 }

@@ -31,17 +31,20 @@ public final class DynamicResults: RandomAccessCollection {
     let generation: DynamicGeneration
     let query: QueryDescription
     private let cache = ResultsCache()
+    /// The query's plan, resolved once per schema.
+    let plans: QueryPlanCache
     /// The class name.
     public let className: String
 
     init(
         source: any DynamicQuerySource, className: String, generation: DynamicGeneration,
-        query: QueryDescription = QueryDescription()
+        query: QueryDescription = QueryDescription(), plans: QueryPlanCache? = nil
     ) {
         self.source = source
         self.className = className
         self.generation = generation
         self.query = query
+        self.plans = plans ?? QueryPlanCache()
     }
 
     private func run<R, E: Error>(_ body: (QueryExecutor) throws(E) -> R) throws(E) -> R {
@@ -52,7 +55,7 @@ public final class DynamicResults: RandomAccessCollection {
     private var keys: [ObjectKey] {
         let stamp = source.dynamicStamp
         if cache.stamp == stamp, let keys = cache.keys { return keys }
-        let keys = run { $0.keys(query) }
+        let keys = run { $0.keys(query, cache: plans) }
         cache.keys = keys
         cache.stamp = stamp
         return keys
@@ -162,7 +165,7 @@ extension DynamicResults: ComposableQuery {
     public typealias Root = DynamicObject
 
     /// The query evaluated (see ``ComposableQuery``).
-    public var _query: _QueryValue { _QueryValue(query) }
+    public var _query: _QueryValue { _QueryValue(query, plans: plans) }
 
     /// Runs queries against the class's stored schema at the version the source reads (a class that version
     /// does not have is not checked: its results are empty). See ``ComposableQuery``.
@@ -170,7 +173,9 @@ extension DynamicResults: ComposableQuery {
 
     /// Dynamic results of `query` over the same class and source (see ``ComposableQuery``).
     public func _withQuery(_ query: _QueryValue) -> DynamicResults {
-        DynamicResults(source: source, className: className, generation: generation, query: query.description)
+        DynamicResults(
+            source: source, className: className, generation: generation, query: query.description,
+            plans: query.plans)
     }
 }
 

@@ -209,6 +209,7 @@ public final class Migration {
         }
         pendingRenames.append((typeName, oldName, newName))
         materialized = false
+        mutations &+= 1  // the new objects read the renamed property now: results made before must run again
     }
 
     /// Creates an object of the class named `typeName` (of the new schema) from a dictionary of property

@@ -14,26 +14,26 @@ struct IncrementalQuery {
     let node: PlanNode?
     let sortPaths: [(path: PlanPath, ascending: Bool)]
 
-    /// Nil when the query is not of the supported shape.
-    init?(_ query: QueryDescription, info: ObjectSchemaInfo, table: TableID, context: FrozenContext) {
+    /// Nil when the query is not of the supported shape (or does not resolve). Its plan comes from
+    /// `plans` when that holds this schema's.
+    init?(
+        _ query: QueryDescription, info: ObjectSchemaInfo, table: TableID, context: FrozenContext,
+        plans: QueryPlanCache
+    ) {
         guard query.base == .table else { return nil }
         executor = QueryExecutor(store: context.snapshot, bindings: context.bindings, info: info)
-        var resolver = QueryResolver(schema: executor.schema, root: info)
-        do throws(RealmError) {
-            node = try query.predicate.map { (p) throws(RealmError) in try resolver.resolve(p) }
-            var paths: [(PlanPath, Bool)] = []
-            for ordering in query.orderings {
-                guard case .sort(let keys) = ordering, paths.isEmpty else { return nil }
-                for key in keys {
-                    let path = try executor.singleValuePath(key.path, &resolver, purpose: "sort by")
-                    guard path.steps.count == 1 else { return nil }
-                    paths.append((path, key.ascending))
-                }
+        let plan = executor.resolved(query, cache: plans)
+        guard plan.error == nil else { return nil }
+        node = plan.node
+        var paths: [(PlanPath, Bool)] = []
+        for ordering in plan.orderings {
+            guard case .sort(let keys) = ordering, paths.isEmpty else { return nil }
+            for key in keys {
+                guard let path = key.path, path.steps.count == 1 else { return nil }
+                paths.append((path, key.ascending))
             }
-            sortPaths = paths
-        } catch {
-            return nil
         }
+        sortPaths = paths
         self.table = table
     }
 

@@ -103,6 +103,8 @@ final class QueryObservation: BatchObservation {
     private var table: TableID?
     private var watch: WatchTree?
     private var dependencies: QueryDependencies?
+    /// The query's plan, resolved once per schema (each commit evaluates it).
+    private let plans = QueryPlanCache()
     var ready: [Delivery] = []
     var finished = false
 
@@ -163,7 +165,7 @@ final class QueryObservation: BatchObservation {
 
     private func evaluate(_ context: FrozenContext) -> [ObjectKey] {
         guard table != nil else { return [] }
-        return QueryExecutor(store: context.snapshot, bindings: context.bindings, info: info).keys(query)
+        return QueryExecutor(store: context.snapshot, bindings: context.bindings, info: info).keys(query, cache: plans)
     }
 
     /// Handles `batches` in order.
@@ -180,7 +182,7 @@ final class QueryObservation: BatchObservation {
         var incrementalDiff: CollectionDiff?
         if let table, let dependencies, dependencies.affected(by: batch.changes, root: table) {
             if !batch.changes.schemaChanged, let changed = changedMatches(batch.changes, table, dependencies),
-                let incremental = IncrementalQuery(query, info: info, table: table, context: context)
+                let incremental = IncrementalQuery(query, info: info, table: table, context: context, plans: plans)
             {
                 newKeys = incremental.update(keys, changed: changed)
                 assert(newKeys == evaluate(context), "the incremental update of a query disagrees with running it")

@@ -57,8 +57,14 @@ public protocol ComposableQuery: Sequence {
 /// A query composed by ``ComposableQuery``'s methods: an opaque implementation detail.
 public struct _QueryValue: Sendable {
     let description: QueryDescription
+    /// Where the query's plan is kept (see `QueryPlanCache`): the results' own, or, for a query just
+    /// built, the plan that checked it, which the results made of it start with. Nil: a fresh one.
+    let plans: QueryPlanCache?
 
-    init(_ description: QueryDescription) { self.description = description }
+    init(_ description: QueryDescription, plans: QueryPlanCache? = nil) {
+        self.description = description
+        self.plans = plans
+    }
 }
 
 /// Runs queries for ``ComposableQuery``'s methods: an opaque implementation detail.
@@ -75,8 +81,8 @@ extension ComposableQuery {
     func adding(_ change: (inout QueryDescription) -> Void) throws(RealmError) -> QueryResults {
         var query = _query.description
         change(&query)
-        try _queryRunner.executor.validate(query)
-        return _withQuery(_QueryValue(query))
+        let plans = try _queryRunner.executor.validate(query)
+        return _withQuery(_QueryValue(query, plans: plans))
     }
 
     /// The results of this query changed by `change`, which cannot make it invalid (a key path a Swift key
@@ -87,9 +93,19 @@ extension ComposableQuery {
         return _withQuery(_QueryValue(query))
     }
 
+    /// The results of this query with a limit of `n` after its orderings, starting with this query's plan
+    /// plus the limit (a limit has no key path to resolve).
+    func addingLimit(_ n: Int) -> QueryResults {
+        let current = _query
+        var query = current.description
+        query.orderings.append(.limit(n))
+        return _withQuery(_QueryValue(query, plans: current.plans?.appendingLimit(n)))
+    }
+
     /// The value of an aggregate of the property at `path` over the matches.
     func aggregate(_ path: QueryKeyPath, _ terminal: PlanTerminal) throws(RealmError) -> Value {
-        try _queryRunner.executor.aggregate(_query.description, path, terminal)
+        let query = _query
+        return try _queryRunner.executor.aggregate(query.description, path, terminal, cache: query.plans)
     }
 
     private func aggregate(_ property: String, _ terminal: PlanTerminal) throws(RealmError) -> Value {
@@ -127,11 +143,14 @@ extension ComposableQuery {
 
     /// At most `maxCount` objects. Without a sort before it, evaluation stops after `maxCount` matches.
     public func limit(_ maxCount: Int) -> QueryResults {
-        addingValidated { $0.orderings.append(.limit(Swift.max(0, maxCount))) }
+        addingLimit(Swift.max(0, maxCount))
     }
 
     /// A short description of how the query runs (which index it uses, or a scan), for debugging.
-    public func explain() -> String { _queryRunner.executor.explain(_query.description) }
+    public func explain() -> String {
+        let query = _query
+        return _queryRunner.executor.explain(query.description, cache: query.plans)
+    }
 
     // MARK: Aggregates by property name
 

@@ -27,10 +27,13 @@ public struct Results<Element: Object>: RandomAccessCollection {
     let context: RealmContext
     let query: QueryDescription
     private let cache = ResultsCache()
+    /// The query's plan, resolved once per schema.
+    let plans: QueryPlanCache
 
-    init(context: RealmContext, query: QueryDescription = QueryDescription()) {
+    init(context: RealmContext, query: QueryDescription = QueryDescription(), plans: QueryPlanCache? = nil) {
         self.context = context
         self.query = query
+        self.plans = plans ?? QueryPlanCache()
     }
 
     private var binding: TableBinding? { context.binding(for: Element.self) }
@@ -43,7 +46,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     private var matches: (keys: [ObjectKey], locations: [RowLocation]?) {
         if cache.stamp == context.stamp, let keys = cache.keys { return (keys, cache.locations) }
         var locations: [RowLocation]? = []
-        let keys = context.runQuery(query, Element.self) { $0.keys(query, locations: &locations) }
+        let keys = context.runQuery(query, Element.self) { $0.keys(query, cache: plans, locations: &locations) }
         cache.keys = keys
         cache.locations = locations
         cache.stamp = context.stamp
@@ -157,7 +160,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     ///   narrows it), later reads O(1).
     public var count: Int {
         if !query.isWholeTable, query.orderings.isEmpty, cache.stamp != context.stamp || cache.keys == nil,
-            let counted = context.runQuery(query, Element.self, { $0.indexedCount(query) })
+            let counted = context.runQuery(query, Element.self, { $0.indexedCount(query, cache: plans) })
         {
             return counted
         }
@@ -174,7 +177,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     ///   integer property or primary key (O(log n) without a filter).
     public var first: Element? {
         if !query.orderings.isEmpty, cache.stamp != context.stamp || cache.keys == nil {
-            let one = addingValidated { $0.orderings.append(.limit(1)) }
+            let one = addingLimit(1)
             return one.isEmpty ? nil : one[0]
         }
         return isEmpty ? nil : self[0]
@@ -194,7 +197,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// An immutable, `Sendable` copy of the results at the realm's current version (outside a write
     /// transaction). O(1): the query is evaluated when the frozen results are read.
     public func freeze() -> FrozenResults<Element> {
-        FrozenResults(context: FrozenContext(context), query: query)
+        FrozenResults(context: FrozenContext(context), query: query, plans: plans)
     }
 
     /// Whether the results are frozen: never, for `Results` (see ``FrozenResults``).
@@ -206,13 +209,15 @@ extension Results: ComposableQuery {
     public typealias Root = Element
 
     /// The query evaluated (see ``ComposableQuery``).
-    public var _query: _QueryValue { _QueryValue(query) }
+    public var _query: _QueryValue { _QueryValue(query, plans: plans) }
 
     /// Runs queries against the realm's current version (see ``ComposableQuery``).
     public var _queryRunner: _QueryRunner { context.runQuery(query, Element.self) { _QueryRunner($0) } }
 
     /// Live results of `query` in the same realm (see ``ComposableQuery``).
-    public func _withQuery(_ query: _QueryValue) -> Results { Results(context: context, query: query.description) }
+    public func _withQuery(_ query: _QueryValue) -> Results {
+        Results(context: context, query: query.description, plans: query.plans)
+    }
 }
 
 /// The matches of a live `Results`, kept until the realm's stamp moves.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Where a row's bytes are in the store file.
 package struct RowLocation: Hashable, Sendable {
@@ -225,7 +226,17 @@ package struct DatabaseState: Sendable {
     package var version: Version
     package var schemaVersion: UInt64
     package var tables: TableStore
-    package var tableIDs: [String: TableID]
+    /// The table of each class name. Every change of the schema assigns it (``applySchema``, and a
+    /// checkpoint's tables when a version is read from one), which gives the version a new
+    /// ``schemaGeneration``.
+    package var tableIDs: [String: TableID] {
+        didSet { schemaGeneration = Self.nextSchemaGeneration() }
+    }
+    /// Identifies the schema (the tables, their columns and indexes): a number no other schema of this
+    /// process has had. Versions that share a schema share it; any schema change, even one in a write
+    /// transaction that is then rolled back, gives a number never used before. What is derived from the
+    /// schema alone (a query's plan) can be cached under it.
+    package private(set) var schemaGeneration: UInt64
     package var backlinks: PersistentBTree<BacklinkKey, UInt32>
     /// Bytes of the file that the live rows need (row bytes plus their share of record framing).
     package var liveBytes: UInt64
@@ -237,10 +248,18 @@ package struct DatabaseState: Sendable {
         schemaVersion = 0
         tables = TableStore()
         tableIDs = [:]
+        schemaGeneration = Self.nextSchemaGeneration()
         backlinks = PersistentBTree()
         liveBytes = UInt64(FileHeader.size)
         endOffset = UInt64(FileHeader.size)
     }
+
+    /// The source of ``schemaGeneration``s: each call returns a number no earlier call returned.
+    private static func nextSchemaGeneration() -> UInt64 {
+        schemaGenerations.add(1, ordering: .relaxed).newValue
+    }
+
+    private static let schemaGenerations = Atomic<UInt64>(0)
 
     /// The tables in id order.
     package var orderedTables: [TableState] { tables.values }

@@ -46,7 +46,8 @@ enum Aggregates {
 extension QueryExecutor {
     /// `min`, `max`, `sum` or `average` of a property over the matches.
     func aggregate(
-        _ description: QueryDescription, _ path: QueryKeyPath, _ terminal: PlanTerminal
+        _ description: QueryDescription, _ path: QueryKeyPath, _ terminal: PlanTerminal,
+        cache: QueryPlanCache? = nil
     )
         throws(RealmError) -> Value
     {
@@ -63,7 +64,7 @@ extension QueryExecutor {
         guard let table else {
             return terminal.isSumOrAverage && terminal.isSum ? Aggregates.sum([], type: resolved.type) : .null
         }
-        let values = columnValues(keys(description), table: table, resolved)
+        let values = columnValues(keys(description, cache: cache), table: table, resolved)
         switch terminal {
         case .min: return Aggregates.min(values)
         case .max: return Aggregates.max(values)

@@ -17,7 +17,7 @@ extension QueryExecutor {
     ///   a filter, each entry visited until k matches is tested against its row. Without a limit, only an
     ///   ascending sort without a filter walks the index (O(n), no sort).
     func indexOrderedKeys(
-        _ node: PlanNode?, table: TableID, _ description: QueryDescription, _ resolver: inout QueryResolver
+        _ node: PlanNode?, table: TableID, _ description: QueryDescription, _ plan: ResolvedQuery
     ) -> [ObjectKey]? {
         guard description.base == .table, case .sort(let sortKeys)? = description.orderings.first,
             sortKeys.count == 1, let tableState = store.state.tables[table]
@@ -31,7 +31,8 @@ extension QueryExecutor {
         if limit == nil, case .sort(let keys) = description.orderings[0], keys.first?.ascending == false {
             return nil
         }
-        guard let path = try? singleValuePath(sortKeys[0].path, &resolver, purpose: "sort by"), path.source == 0,
+        guard case .sort(let resolvedKeys)? = plan.orderings.first, let path = resolvedKeys.first?.path,
+            path.source == 0,
             path.steps.count == 1, let step = path.steps.first, step.column >= 0, step.type.collection == .single
         else { return nil }
         switch step.type.scalar {

@@ -9,12 +9,11 @@ extension QueryExecutor {
     /// property that is indexed or the primary key, with integer constants; nil otherwise.
     ///
     /// - Complexity: O(log n): two rank lookups in the index.
-    func indexedCount(_ description: QueryDescription) -> Int? {
-        guard description.base == .table, description.orderings.isEmpty, let predicate = description.predicate,
+    func indexedCount(_ description: QueryDescription, cache: QueryPlanCache? = nil) -> Int? {
+        guard description.base == .table, description.orderings.isEmpty, description.predicate != nil,
             let table, let tableState = store.state.tables[table]
         else { return nil }
-        var resolver = QueryResolver(schema: schema, queried: queried)
-        guard let node = try? resolver.resolve(predicate),
+        guard let node = resolved(description, cache: cache).node,
             let (column, low, high) = IndexPlanner.integerRange(node, tableState: tableState)
         else { return nil }
         guard low <= high else { return 0 }

@@ -37,13 +37,9 @@ extension QueryExecutor {
     }
 
     func sort(
-        _ keys: [ObjectKey], table: TableID, by sortKeys: [QuerySortKey], limit: Int?, _ resolver: inout QueryResolver
+        _ keys: [ObjectKey], table: TableID, by sortKeys: [(path: PlanPath?, ascending: Bool)], limit: Int?
     ) -> [ObjectKey] {
-        var paths: [(path: PlanPath, ascending: Bool)] = []
-        for key in sortKeys {
-            guard let path = try? singleValuePath(key.path, &resolver, purpose: "sort by") else { continue }
-            paths.append((path, key.ascending))
-        }
+        let paths = sortKeys.compactMap { key in key.path.map { (path: $0, ascending: key.ascending) } }
         guard !paths.isEmpty else { return keys }
         let order: [Int]
         if paths.count == 1, let typed = TypedSortKeys(self, keys, table: table, paths[0].path) {
@@ -101,16 +97,8 @@ extension QueryExecutor {
         return heap.sorted(by: less)
     }
 
-    func distinct(
-        _ keys: [ObjectKey], table: TableID, by paths: [QueryKeyPath], _ resolver: inout QueryResolver
-    )
-        -> [ObjectKey]
-    {
-        var columns: [[Value]] = []
-        for path in paths {
-            guard let resolved = try? singleValuePath(path, &resolver, purpose: "distinct by") else { continue }
-            columns.append(columnValues(keys, table: table, resolved))
-        }
+    func distinct(_ keys: [ObjectKey], table: TableID, by paths: [PlanPath?]) -> [ObjectKey] {
+        let columns = paths.compactMap { path in path.map { columnValues(keys, table: table, $0) } }
         guard !columns.isEmpty else { return keys }
         var seen = Set<[Value]>()
         var result: [ObjectKey] = []

@@ -57,66 +57,59 @@ struct QueryExecutor {
 
     // MARK: Running
 
-    /// Checks `description` against the schema without running it. A class read by its stored schema that
-    /// the version does not have is not checked (it has no properties to check against; its results are
-    /// empty).
-    func validate(_ description: QueryDescription) throws(RealmError) {
-        if isMissingStoredClass { return }
-        var resolver = QueryResolver(schema: schema, queried: queried)
-        if let predicate = description.predicate { _ = try resolver.resolve(predicate) }
-        for ordering in description.orderings {
-            switch ordering {
-            case .sort(let keys):
-                for key in keys { _ = try singleValuePath(key.path, &resolver, purpose: "sort by") }
-            case .distinct(let paths):
-                for path in paths { _ = try singleValuePath(path, &resolver, purpose: "distinct by") }
-            case .limit(let n):
-                guard n >= 0 else { throw QueryResolver.error("a limit must be 0 or more, not \(n)") }
-            }
-        }
+    /// Checks `description` against the schema without running it, and returns its plan (resolved once,
+    /// here, for the results built from it to run). A class read by its stored schema that the version does
+    /// not have is not checked (it has no properties to check against; its results are empty).
+    /// - Throws: ``RealmError/Code/invalidQuery`` for the first problem found (the predicate's, then the
+    ///   orderings' in order).
+    func validate(_ description: QueryDescription) throws(RealmError) -> QueryPlanCache {
+        let plan = resolved(description, cache: nil)
+        if let error = plan.error { throw error }
+        return QueryPlanCache(plan, resolvedBy: self)
     }
 
-    /// The keys of the matching objects, in the query's order.
-    func keys(_ description: QueryDescription) -> [ObjectKey] {
+    /// The keys of the matching objects, in the query's order (its plan taken from `cache` when it holds
+    /// this schema's, and kept there otherwise).
+    func keys(_ description: QueryDescription, cache: QueryPlanCache? = nil) -> [ObjectKey] {
         var locations: [RowLocation]? = nil
-        return keys(description, locations: &locations)
+        return keys(description, cache: cache, locations: &locations)
     }
 
     /// The keys of the matching objects, in the query's order; and, when `locations` is non-nil on entry and
     /// the query is a scan of the class's rows with no ordering, the matches' row locations (parallel to the
     /// keys, read by the scan, so that iterating the matches looks none up). Otherwise `locations` is nil.
-    func keys(_ description: QueryDescription, locations: inout [RowLocation]?) -> [ObjectKey] {
+    func keys(
+        _ description: QueryDescription, cache: QueryPlanCache?, locations: inout [RowLocation]?
+    ) -> [ObjectKey] {
         if !description.orderings.isEmpty { locations = nil }
         guard let table else {
             locations = nil
             return []
         }
-        var resolver = QueryResolver(schema: schema, queried: queried)
-        let node: PlanNode?
-        do throws(RealmError) {
-            node = try description.predicate.map { (p) throws(RealmError) in try resolver.resolve(p) }
-        } catch {
+        let plan = resolved(description, cache: cache)
+        if case .unresolvable = plan.predicate {
             locations = nil
-            return []  // validated when the query was built; the schema cannot have lost the property since
+            return []  // validated when the query was built; the schema lost a property it reads since
         }
+        let node = plan.node
         var keys: [ObjectKey]
         var first = 0
-        if let ordered = indexOrderedKeys(node, table: table, description, &resolver) {
+        if let ordered = indexOrderedKeys(node, table: table, description, plan) {
             keys = ordered
             first = 1  // the sort is done (a limit after it is then a no-op)
             locations = nil
         } else {
             keys = filter(node, table: table, base: description.base, limit: description.scanLimit, &locations)
         }
-        for (index, ordering) in description.orderings.enumerated() where index >= first {
+        for (index, ordering) in plan.orderings.enumerated() where index >= first {
             switch ordering {
             case .sort(let sortKeys):
                 var limit: Int?
-                if index + 1 < description.orderings.count, case .limit(let n) = description.orderings[index + 1] {
+                if index + 1 < plan.orderings.count, case .limit(let n) = plan.orderings[index + 1] {
                     limit = n
                 }
-                keys = sort(keys, table: table, by: sortKeys, limit: limit, &resolver)
-            case .distinct(let paths): keys = distinct(keys, table: table, by: paths, &resolver)
+                keys = sort(keys, table: table, by: sortKeys, limit: limit)
+            case .distinct(let paths): keys = distinct(keys, table: table, by: paths)
             case .limit(let n): if keys.count > n { keys.removeSubrange(max(n, 0)...) }
             }
         }
@@ -475,7 +468,7 @@ struct QueryExecutor {
 
 extension QueryExecutor {
     /// How `description` runs at this version: the index used or the scan, then the orderings.
-    func explain(_ description: QueryDescription) -> String {
+    func explain(_ description: QueryDescription, cache: QueryPlanCache? = nil) -> String {
         guard let table, let tableState = store.state.tables[table] else {
             return "\(queried.className): no objects stored yet"
         }
@@ -486,8 +479,7 @@ extension QueryExecutor {
         case .backlinks: lines.append("\(queried.className): the objects linking to one object")
         }
         if let predicate = description.predicate {
-            var resolver = QueryResolver(schema: schema, queried: queried)
-            if let node = try? resolver.resolve(predicate) {
+            if let node = resolved(description, cache: cache).node {
                 if description.base == .table,
                     let candidates = IndexPlanner.candidates(node, table: table, store: store)
                 {

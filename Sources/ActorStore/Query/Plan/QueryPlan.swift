@@ -3,8 +3,9 @@ import Foundation
 
 // Resolving a query: names become columns of the version being read, types are checked, and the
 // predicate becomes a tree of `PlanNode`s the executor runs per object. Resolution happens when a query is
-// built (so `filter` throws for an unknown property at once) and again for each evaluation (so the plan
-// always matches the version's schema).
+// built (so `filter` throws for an unknown property at once), and the plan is kept for the evaluations
+// while the schema stays the same (see `ResolvedQuery.swift`): a schema change resolves the query again,
+// so the plan always matches the version's schema.
 
 /// The tables of the version being queried, by class.
 struct QuerySchema {
@@ -24,7 +25,7 @@ struct QuerySchema {
 
 /// A class as a query resolves it: a model class, or a class of the file read without its model class
 /// (``Realm/dynamicObjects(_:)``, a migration's objects).
-enum QueryClass {
+enum QueryClass: Sendable {
     /// A model class: its declared properties, bound to the version's table.
     case model(ObjectSchemaInfo)
     /// A class by its stored schema: its columns (retired ones hidden), links to other stored classes.
@@ -146,7 +147,7 @@ enum QueryType: Equatable, CustomStringConvertible {
 }
 
 /// One property read along a key path.
-struct PlanStep {
+struct PlanStep: Sendable {
     /// The property's name.
     let name: String
     /// Whether the property is a `LinkingObjects` (computed from backlinks; model classes only).
@@ -167,7 +168,7 @@ struct PlanStep {
 }
 
 /// What is done with the values of a key path's last step.
-enum PlanTerminal {
+enum PlanTerminal: Sendable {
     case values
     case count
     case min, max, sum, avg
@@ -177,7 +178,7 @@ enum PlanTerminal {
 
 /// A resolved key path: where it starts (the object queried, or a `SUBQUERY` variable by depth), the
 /// steps through links, and what is done at the end.
-struct PlanPath {
+struct PlanPath: Sendable {
     let source: Int
     /// Steps up to and including the last property read. Every step but the last is a link or a
     /// collection of links.
@@ -191,7 +192,7 @@ struct PlanPath {
 }
 
 /// A side of a comparison.
-indirect enum PlanOperand {
+indirect enum PlanOperand: Sendable {
     case constant(Value)
     case list([Value])
     case path(PlanPath)
@@ -208,7 +209,7 @@ indirect enum PlanOperand {
 }
 
 /// A resolved condition.
-indirect enum PlanNode {
+indirect enum PlanNode: Sendable {
     case constant(Bool)
     case not(PlanNode)
     case and([PlanNode])
@@ -225,19 +226,19 @@ indirect enum PlanNode {
 /// general representation (its argument passed indirectly), so a closure taken out of one and called was
 /// wrapped in a reabstraction thunk that copied the row view on every call — two thunks per condition per
 /// row, about a fifth of a scan's time. A struct's stored closure keeps its own representation.
-struct RowPredicate {
-    let test: (RowView) -> Bool
-    init(_ test: @escaping (RowView) -> Bool) { self.test = test }
+struct RowPredicate: Sendable {
+    let test: @Sendable (RowView) -> Bool
+    init(_ test: @escaping @Sendable (RowView) -> Bool) { self.test = test }
 }
 
 /// A compiled test of one row (see `RowTestCompiler`), with the comparison it came from (for index planning).
-struct RowTest {
+struct RowTest: Sendable {
     let column: Int
     let scalar: ScalarType
     let op: QueryOperator
     let operand: PlanOperand
     let options: QueryOptions
-    let test: (RowView) -> Bool
+    let test: @Sendable (RowView) -> Bool
 }
 
 extension PlanOperand {

@@ -8,11 +8,8 @@ struct QueryResolver {
     /// The classes of the `SUBQUERY` variables in scope, by depth (index 0 is the object queried).
     private var scopes: [(name: String?, info: QueryClass)]
 
-    init(schema: QuerySchema, root: ObjectSchemaInfo) {
-        self.init(schema: schema, queried: .model(root))
-    }
-
     init(schema: QuerySchema, queried: QueryClass) {
+        QueryResolutionCounter.current?.increment()
         self.schema = schema
         self.root = queried
         self.scopes = [(nil, queried)]

@@ -113,7 +113,7 @@ enum RowTestCompiler {
             default: return nil
             }
         }
-        return RowPredicate { row in
+        return RowPredicate { [set, matchesNull] row in
             guard let x = try? row.int64(at: column, type: scalar, optional: optional) else { return matchesNull }
             return set.contains(x)
         }
@@ -238,7 +238,7 @@ enum RowTestCompiler {
             default: return nil
             }
         }
-        return RowPredicate { row in
+        return RowPredicate { [set, matchesNull] row in
             guard let read = utf8(row, column, optional) else { return false }
             guard let bytes = read else { return matchesNull }
             return set.contains(Array(bytes))
