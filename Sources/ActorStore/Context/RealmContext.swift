@@ -519,14 +519,15 @@ final class RealmContext {
     // MARK: Writes
 
     /// The open write session; stops the program (a programmer error, as in Realm) when there is none.
-    func requireWriteSession(for action: String) -> WriteSession {
+    /// `action` is built only for the message of a failure (property setters call this for every set).
+    func requireWriteSession(for action: @autoclosure () -> String) -> WriteSession {
         guard let session else {
             preconditionFailure(
-                "Cannot \(action) outside of a write transaction: wrap the change in `try await realm.write { … }`.")
+                "Cannot \(action()) outside of a write transaction: wrap the change in `try await realm.write { … }`.")
         }
         precondition(
             session.belongsToCurrentTask,
-            "Cannot \(action) outside of a write transaction: the transaction open on this realm belongs to "
+            "Cannot \(action()) outside of a write transaction: the transaction open on this realm belongs to "
                 + "another task. Wrap the change in `try await realm.write { … }`.")
         return session
     }

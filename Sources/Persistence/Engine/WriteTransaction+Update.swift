@@ -114,8 +114,9 @@ extension WriteTransaction {
         _ cache: TableCache, into written: inout [(key: ObjectKey, value: RowLocation)], changes: inout TableChanges
     ) throws(StorageError) {
         let (column, normalized) = patches[0]
-        for key in keys {
-            guard let location = state.tables.rowLocation(tableID, key) else { continue }
+        let locations = rowLocations(tableID, keys)
+        for (key, location) in zip(keys, locations) {
+            guard let location else { continue }
             let old = try rowView(at: location)
             guard try old.value(at: column, type: schema.type) != normalized else { continue }
             if schema.isPrimaryKey {
@@ -137,6 +138,29 @@ extension WriteTransaction {
             }
             written.append((key, newLocation))
         }
+    }
+
+    /// Where the rows `keys` (ascending) of `tableID` are, nil for a key with no row. Keys that are dense
+    /// enough (a span under four times their number) are found in one pass over the rows tree's leaves;
+    /// otherwise each is looked up.
+    private func rowLocations(_ tableID: TableID, _ keys: ArraySlice<ObjectKey>) -> [RowLocation?] {
+        guard let first = keys.first, let last = keys.last,
+            last.rawValue - first.rawValue < 4 * Int64(keys.count)
+        else { return keys.map { state.tables.rowLocation(tableID, $0) } }
+        var locations = [RowLocation?](repeating: nil, count: keys.count)
+        var i = keys.startIndex
+        state.tables[tableID]?.rows.forEach(from: first, inclusive: true) { key, location in
+            while keys[i] < key {
+                i += 1
+                if i == keys.endIndex { return false }
+            }
+            if keys[i] == key {
+                locations[i - keys.startIndex] = location
+                i += 1
+            }
+            return i < keys.endIndex
+        }
+        return locations
     }
 
     /// Records row `key` of `tableID` modified in `columns` (nothing if there are none).
