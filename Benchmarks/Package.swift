@@ -5,7 +5,7 @@ import PackageDescription
 //   swift run -c release --package-path Benchmarks object-bench [--quick] [--only NAME] [--json out.json] ...
 //   swift run -c release --package-path Benchmarks actorstore-bench [--quick] [--only W3] [--json out.json] ...
 // A separate package so that the library itself stays free of dependencies (actorstore-bench compares against
-// GRDB). The harness is the root package's BenchmarkKit, which engine-bench (root package: it needs the
+// GRDB). The harness is the root package's ActorStoreBenchmarkKit, which engine-bench (root package: it needs the
 // engine's `package` API) uses too.
 let package = Package(
     name: "ActorStoreBenchmarks",
@@ -24,7 +24,7 @@ let package = Package(
             name: "BenchmarkModels",
             dependencies: [
                 .product(name: "ActorStore", package: "ActorStore"),
-                .product(name: "BenchmarkKit", package: "ActorStore"),
+                .product(name: "ActorStoreBenchmarkKit", package: "ActorStore"),
             ],
             path: "Sources/BenchmarkModels"),
         // Speed of the object layer (Object + @Persisted, Results, freeze, durable writes), with targets.
@@ -33,7 +33,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkModels",
                 .product(name: "ActorStore", package: "ActorStore"),
-                .product(name: "BenchmarkKit", package: "ActorStore"),
+                .product(name: "ActorStoreBenchmarkKit", package: "ActorStore"),
             ],
             path: "Sources/ObjectBenchmark"),
         // ActorStore against GRDB, the same workloads alternated in one process, results checked.
@@ -42,7 +42,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkModels",
                 .product(name: "ActorStore", package: "ActorStore"),
-                .product(name: "BenchmarkKit", package: "ActorStore"),
+                .product(name: "ActorStoreBenchmarkKit", package: "ActorStore"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // The SQLite C API for the raw-statement variant (bind, step, column on GRDB statements).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -98,7 +98,7 @@ public struct ComparisonRow<Engine: ComparedEngine> {
     /// Minimum, median and maximum of an engine's runs, if it has any.
     public func summary(_ engine: Engine) -> (min: Double, median: Double, max: Double)? {
         guard let values = runs[engine], !values.isEmpty else { return nil }
-        return (values.min()!, BenchmarkKit.median(values), values.max()!)
+        return (values.min()!, ActorStoreBenchmarkKit.median(values), values.max()!)
     }
 
     /// The subject's median over `other`'s, in the metric's own direction (a time ratio < 1 and a rate ratio

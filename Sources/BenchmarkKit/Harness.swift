@@ -1,4 +1,4 @@
-// BenchmarkKit: the harness of this project's benchmark tools (engine-bench here; object-bench and
+// ActorStoreBenchmarkKit: the harness of this project's benchmark tools (engine-bench here; object-bench and
 // actorstore-bench in Benchmarks/). A tool library, not part of ActorStore's API: it is public only because
 // Benchmarks/ is another package, and its API changes with the tools' needs.
 

@@ -31,7 +31,7 @@ public struct Summary: Codable, Sendable {
         let sorted = values.sorted()
         min = sorted[0]
         max = sorted[sorted.count - 1]
-        median = BenchmarkKit.median(sorted)
+        median = ActorStoreBenchmarkKit.median(sorted)
     }
 }
 

@@ -1,4 +1,4 @@
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 
 #if canImport(Glibc)
     import Glibc

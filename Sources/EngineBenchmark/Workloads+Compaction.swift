@@ -1,5 +1,5 @@
 import ActorStorePersistence
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 import Foundation
 
 /// Compaction of the N-row store after half of its rows were updated.

@@ -1,6 +1,6 @@
 import ActorStore
 import Foundation
-import TestSupport
+import ActorStoreTestSupport
 import Testing
 
 // The randomized oracle for collection change streams: random commits (inserts, deletes, changes that move

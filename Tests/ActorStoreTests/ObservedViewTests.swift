@@ -1,7 +1,7 @@
 import ActorStore
 import Foundation
 import Observation
-import TestSupport
+import ActorStoreTestSupport
 import Testing
 
 // The @Observable views (ObservedResults, ObservedRealmObject, ObservedRealm), observed the way SwiftUI

@@ -1,6 +1,6 @@
 import ActorStorePersistence
 import Foundation
-import TestSupport
+import ActorStoreTestSupport
 import Testing
 
 @testable import ActorStore

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import TestSupport
+import ActorStoreTestSupport
 import Testing
 
 @testable import ActorStorePersistence

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
-import TestSupport
+import ActorStoreTestSupport
 import Testing
 
 @testable import ActorStorePersistence

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import TestSupport
+import ActorStoreTestSupport
 import Testing
 
 @testable import ActorStorePersistence

@@ -1,4 +1,4 @@
-import TestSupport
+import ActorStoreTestSupport
 import Testing
 
 @testable import ActorStorePersistence

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import ActorStoreTestSupport
 import Testing
 
 @testable import ActorStorePersistence

@@ -1,4 +1,4 @@
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 
 // The engines of the comparison and the names the workloads use for BenchmarkKit's comparison types.
 

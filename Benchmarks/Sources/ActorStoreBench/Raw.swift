@@ -1,4 +1,4 @@
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 import BenchmarkModels
 import GRDB
 import GRDBSQLite

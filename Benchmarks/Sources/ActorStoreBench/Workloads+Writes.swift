@@ -1,5 +1,5 @@
 import ActorStore
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 import BenchmarkModels
 import Foundation
 import GRDB

@@ -3,7 +3,7 @@
 //   swift run -c release --package-path Benchmarks actorstore-bench [--quick] [--only W3[,W4]] [--json out.json]
 //                                                                   [--runs N] [--dir DIR]
 import ActorStore
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 import Foundation
 import GRDB
 

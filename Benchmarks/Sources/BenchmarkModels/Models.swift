@@ -1,5 +1,5 @@
 import ActorStore
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 
 // The models and data both benchmark tools store: actorstore-bench compares them against GRDB, object-bench's
 // query, notify and observation benchmarks use them on their own.

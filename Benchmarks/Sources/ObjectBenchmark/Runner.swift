@@ -1,8 +1,8 @@
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 import Foundation
 
 /// BenchmarkKit's, not Foundation's.
-typealias Measurement = BenchmarkKit.Measurement
+typealias Measurement = ActorStoreBenchmarkKit.Measurement
 
 /// The benchmarks, in the order they run. The raw names are what `--only` takes.
 enum Benchmark: String, BenchmarkCase {

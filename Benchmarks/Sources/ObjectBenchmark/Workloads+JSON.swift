@@ -1,5 +1,5 @@
 import ActorStore
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 import Foundation
 
 /// The `json` benchmark: export the N-`Dog` realm as ActorStore JSON (streamed to a file), then import that

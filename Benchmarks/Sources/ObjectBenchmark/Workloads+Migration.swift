@@ -1,5 +1,5 @@
 import ActorStore
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 import Foundation
 
 /// The migration benchmark's model before: two names and `yearsSinceBirth`.

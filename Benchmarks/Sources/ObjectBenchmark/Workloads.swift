@@ -1,5 +1,5 @@
 import ActorStore
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 import Foundation
 
 /// Runs the benchmarks and collects their measurements. Used from one task at a time.

@@ -7,7 +7,7 @@
 // Every measurement is repeated (default 3 runs; 1 with --quick) and reported as min / median / max;
 // targets are judged on the median. Files live in a fresh directory under /tmp (or --dir) that is removed
 // at the end.
-import BenchmarkKit
+import ActorStoreBenchmarkKit
 import Foundation
 
 /// What the command line asked for.
