@@ -1,5 +1,5 @@
-import ActorStorePersistence
 import ActorStoreBenchmarkKit
+import ActorStorePersistence
 import Foundation
 
 /// The benchmark's table and rows: `Item(id: Int64 primary key, name: String "name-<i>", group: Int64 i % 100,

@@ -1,5 +1,5 @@
-import ActorStorePersistence
 import ActorStoreBenchmarkKit
+import ActorStorePersistence
 import Foundation
 
 /// Builds the large stores the read-side benchmarks need without going through `WriteTransaction`, so that

@@ -1,5 +1,5 @@
-import ActorStorePersistence
 import ActorStoreBenchmarkKit
+import ActorStorePersistence
 import Foundation
 
 /// The `memory` benchmark runs in a fresh child process (this executable with `--memory-probe PATH`), so that

@@ -1,5 +1,5 @@
-import ActorStorePersistence
 import ActorStoreBenchmarkKit
+import ActorStorePersistence
 import Foundation
 
 /// Durable commits: serial (latency against the raw fdatasync) and 16 concurrent writers (group commit).

@@ -1,5 +1,5 @@
-import ActorStorePersistence
 import ActorStoreBenchmarkKit
+import ActorStorePersistence
 import Foundation
 
 /// Read-side benchmarks on the N-row store: point reads, snapshots, resident memory.

@@ -1,5 +1,5 @@
-import ActorStorePersistence
 import ActorStoreBenchmarkKit
+import ActorStorePersistence
 import Foundation
 
 /// The measurements. Each benchmark adds its lines to `report`. The N-row store (`base.store`) is built once,

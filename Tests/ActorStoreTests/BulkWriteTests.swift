@@ -1,6 +1,6 @@
 import ActorStore
-import Foundation
 import ActorStoreTestSupport
+import Foundation
 import Testing
 
 // Set-based writes (`Results.setValue(_:forKey:)`, `Results.update(_:)`, `Realm.delete(_: Results)`) against a

@@ -1,6 +1,6 @@
 import ActorStore
-import Foundation
 import ActorStoreTestSupport
+import Foundation
 import Testing
 
 // The randomized oracle for collection change streams: random commits (inserts, deletes, changes that move

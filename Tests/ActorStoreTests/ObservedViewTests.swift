@@ -1,7 +1,7 @@
 import ActorStore
+import ActorStoreTestSupport
 import Foundation
 import Observation
-import ActorStoreTestSupport
 import Testing
 
 // The @Observable views (ObservedResults, ObservedRealmObject, ObservedRealm), observed the way SwiftUI

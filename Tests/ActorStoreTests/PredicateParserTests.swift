@@ -1,6 +1,6 @@
 import ActorStorePersistence
-import Foundation
 import ActorStoreTestSupport
+import Foundation
 import Testing
 
 @testable import ActorStore

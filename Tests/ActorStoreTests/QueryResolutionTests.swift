@@ -1,5 +1,5 @@
-import Foundation
 import ActorStoreTestSupport
+import Foundation
 import Testing
 
 @testable import ActorStore

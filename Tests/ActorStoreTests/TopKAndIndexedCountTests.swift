@@ -1,6 +1,6 @@
 import ActorStore
-import Foundation
 import ActorStoreTestSupport
+import Foundation
 import Testing
 
 // Sorting through an index (`sorted(...).limit(k)`, `first` on a sorted query) and counts of indexed ranges

@@ -1,6 +1,6 @@
+import ActorStoreTestSupport
 import Dispatch
 import Foundation
-import ActorStoreTestSupport
 import Testing
 
 @testable import ActorStorePersistence

@@ -1,7 +1,7 @@
+import ActorStoreTestSupport
 import Dispatch
 import Foundation
 import Synchronization
-import ActorStoreTestSupport
 import Testing
 
 @testable import ActorStorePersistence

@@ -1,6 +1,6 @@
+import ActorStoreTestSupport
 import Foundation
 import Synchronization
-import ActorStoreTestSupport
 import Testing
 
 @testable import ActorStorePersistence
