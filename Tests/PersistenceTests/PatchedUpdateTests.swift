@@ -148,6 +148,12 @@ struct PatchedUpdateTests {
                     columnCount += 1
                     for key in committed.keys { committed[key]!.append(.string("")) }
                 }
+                if round == 90 {
+                    // Reopened from the checkpoint close writes: the trees' nodes are loaded as the writes
+                    // below reach them.
+                    await engine.close()
+                    engine = try await memoryEngine(fs, durability: .none)
+                }
                 let txn = try await engine.beginWrite()
                 var working = committed
                 for _ in 0..<Int(rng.next() % 30 + 1) {
