@@ -55,6 +55,8 @@ private func writeDrifters(_ url: URL) async throws {
         // In a child process: the report goes to standard error once per process.
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("\(UUID().uuidString).realm")
+            // The child's files go with it (they were left in the temporary directory, two per run).
+            defer { for file in [url.path, url.path + ".lock"] { try? FileManager.default.removeItem(atPath: file) } }
             try await writeDrifters(url)
             // objectTypes nil: the class joins when first used, after the open checked the file.
             var configuration = Realm.Configuration(fileURL: url)
@@ -74,6 +76,8 @@ private func writeDrifters(_ url: URL) async throws {
     @Test func readingAChangedClassFromAFrozenRealmFindsNothingAndSaysWhy() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("\(UUID().uuidString).realm")
+            // The child's files go with it (they were left in the temporary directory, two per run).
+            defer { for file in [url.path, url.path + ".lock"] { try? FileManager.default.removeItem(atPath: file) } }
             try await writeDrifters(url)
             var configuration = Realm.Configuration(fileURL: url)
             configuration.durability = .none
