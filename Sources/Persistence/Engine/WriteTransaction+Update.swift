@@ -40,10 +40,7 @@ extension WriteTransaction {
             let normalized = try RowEncoder.validate(patches[i].value, for: schema.type, column: schema.name)
             if try old.value(at: column, type: schema.type) != normalized {
                 if schema.isPrimaryKey {
-                    throw StorageError(
-                        .invalidValue,
-                        "The primary key '\(schema.name)' of a \(cache.name) can't be changed after the object "
-                            + "is added. Delete the object and add a new one instead.")
+                    throw Self.primaryKeyChange(schema, in: cache.name)
                 }
                 try checkLinks(normalized, schema)
                 if normalized != patches[i].value { patches[i].value = normalized }
@@ -120,10 +117,7 @@ extension WriteTransaction {
             let old = try rowView(at: location)
             guard try old.value(at: column, type: schema.type) != normalized else { continue }
             if schema.isPrimaryKey {
-                throw StorageError(
-                    .invalidValue,
-                    "The primary key '\(schema.name)' of a \(cache.name) can't be changed after the object is "
-                        + "added. Delete the object and add a new one instead.")
+                throw Self.primaryKeyChange(schema, in: cache.name)
             }
             guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: cache.types) else {
                 changes.recordModify(key, try updateDecoded(tableID, key, patches, reportingUnchanged: false))
@@ -145,7 +139,8 @@ extension WriteTransaction {
     /// otherwise each is looked up.
     private func rowLocations(_ tableID: TableID, _ keys: ArraySlice<ObjectKey>) -> [RowLocation?] {
         guard let first = keys.first, let last = keys.last,
-            last.rawValue - first.rawValue < 4 * Int64(keys.count)
+            case let (span, overflow) = last.rawValue.subtractingReportingOverflow(first.rawValue),
+            !overflow, span < 4 * Int64(keys.count)
         else { return keys.map { state.tables.rowLocation(tableID, $0) } }
         var locations = [RowLocation?](repeating: nil, count: keys.count)
         var i = keys.startIndex
@@ -161,6 +156,14 @@ extension WriteTransaction {
             return i < keys.endIndex
         }
         return locations
+    }
+
+    /// The error of an update that would change a primary key.
+    private static func primaryKeyChange(_ schema: ColumnSchema, in table: String) -> StorageError {
+        StorageError(
+            .invalidValue,
+            "The primary key '\(schema.name)' of a \(table) can't be changed after the object is added. Delete "
+                + "the object and add a new one instead.")
     }
 
     /// Records row `key` of `tableID` modified in `columns` (nothing if there are none).
@@ -219,10 +222,7 @@ extension WriteTransaction {
             let normalized = try RowEncoder.validate(value, for: schema.type, column: schema.name)
             if row[column] != normalized {
                 if schema.isPrimaryKey {
-                    throw StorageError(
-                        .invalidValue,
-                        "The primary key '\(schema.name)' of a \(table.name) can't be changed after the object "
-                            + "is added. Delete the object and add a new one instead.")
+                    throw Self.primaryKeyChange(schema, in: table.name)
                 }
                 try checkLinks(normalized, schema)
                 row[column] = normalized

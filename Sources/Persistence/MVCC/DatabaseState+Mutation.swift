@@ -104,14 +104,7 @@ extension DatabaseState {
             }
         }
         for column in table.indexes.keys {
-            let newKey = try Self.indexKey(newRow, column, columns[column].type)
-            let oldKey = try oldRow.map { (row) throws(StorageError) in
-                try Self.indexKey(row, column, columns[column].type)
-            }
-            if newKey != oldKey {
-                if let oldKey { table.indexes[column]!.removeValue(forKey: IndexEntry(oldKey, key), token: token) }
-                table.indexes[column]!.updateValue(Present(), forKey: IndexEntry(newKey, key), token: token)
-            }
+            try Self.moveIndexEntry(of: key, in: &table, column: column, from: oldRow, to: newRow, token: token)
         }
         for column in table.linkColumns {
             try updateBacklinks(
@@ -132,23 +125,42 @@ extension DatabaseState {
             let entry = PrimaryKeyEntry(object: key, location: location)
             table.primaryIndex.updateValue(entry, forKey: try Self.indexKey(newRow, pk, columns[pk].type), token: token)
         }
-        var oldRow: RowView?
-        for column in table.indexes.keys where changed.contains(column) {
-            if oldRow == nil { oldRow = try readRow(oldLocation) }
-            let newKey = try Self.indexKey(newRow, column, columns[column].type)
-            let oldKey = try oldRow.map { (row) throws(StorageError) in
-                try Self.indexKey(row, column, columns[column].type)
-            }
-            if newKey != oldKey {
-                if let oldKey { table.indexes[column]!.removeValue(forKey: IndexEntry(oldKey, key), token: token) }
-                table.indexes[column]!.updateValue(Present(), forKey: IndexEntry(newKey, key), token: token)
-            }
+        try moveEntries(
+            of: key, in: &table, tableID, indexed: table.indexes.keys.filter { changed.contains($0) },
+            links: table.linkColumns.filter { changed.contains($0) }, from: oldLocation, to: newRow, token: token,
+            readRow)
+    }
+
+    /// Moves row `key`'s entries in the secondary indexes of `indexed` and the backlinks of `links` from the
+    /// row at `oldLocation` (read only if there is a column to move) to `newRow`.
+    private mutating func moveEntries(
+        of key: ObjectKey, in table: inout TableState, _ tableID: TableID, indexed: [Int], links: [Int],
+        from oldLocation: RowLocation, to newRow: RowView, token: MutationToken,
+        _ readRow: (RowLocation) throws(StorageError) -> RowView
+    ) throws(StorageError) {
+        guard !indexed.isEmpty || !links.isEmpty else { return }
+        let oldRow = try readRow(oldLocation)
+        for column in indexed {
+            try Self.moveIndexEntry(of: key, in: &table, column: column, from: oldRow, to: newRow, token: token)
         }
-        for column in table.linkColumns where changed.contains(column) {
-            if oldRow == nil { oldRow = try readRow(oldLocation) }
+        for column in links {
             try updateBacklinks(
                 from: tableID, key: key, column: column, table: table, old: oldRow, new: newRow, token: token)
         }
+    }
+
+    /// Moves row `key`'s entry in the secondary index of `column` from its value in `oldRow` (none: a new
+    /// row) to its value in `newRow`; nothing if the value is the same.
+    private static func moveIndexEntry(
+        of key: ObjectKey, in table: inout TableState, column: Int, from oldRow: RowView?, to newRow: RowView,
+        token: MutationToken
+    ) throws(StorageError) {
+        let type = table.schema.columns[column].type
+        let newKey = try indexKey(newRow, column, type)
+        let oldKey = try oldRow.map { (row) throws(StorageError) in try indexKey(row, column, type) }
+        guard newKey != oldKey else { return }
+        if let oldKey { table.indexes[column]!.removeValue(forKey: IndexEntry(oldKey, key), token: token) }
+        table.indexes[column]!.updateValue(Present(), forKey: IndexEntry(newKey, key), token: token)
     }
 
     /// Makes each `updates` location the current row of its key in `table`: rows that exist, each differing
@@ -203,21 +215,9 @@ extension DatabaseState {
             liveBytes -= UInt64(oldLocation.length) + Self.rowOverhead
             liveBytes += UInt64(update.value.length) + Self.rowOverhead
             guard !indexed.isEmpty || !links.isEmpty else { continue }
-            let oldRow = try readRow(oldLocation)
-            let newRow = try readRow(update.value)
-            for column in indexed {
-                let newKey = try Self.indexKey(newRow, column, columns[column].type)
-                let oldKey = try Self.indexKey(oldRow, column, columns[column].type)
-                if newKey != oldKey {
-                    table.indexes[column]!.removeValue(forKey: IndexEntry(oldKey, update.key), token: token)
-                    table.indexes[column]!.updateValue(Present(), forKey: IndexEntry(newKey, update.key), token: token)
-                }
-            }
-            for column in links {
-                try updateBacklinks(
-                    from: tableID, key: update.key, column: column, table: table, old: oldRow, new: newRow,
-                    token: token)
-            }
+            try moveEntries(
+                of: update.key, in: &table, tableID, indexed: indexed, links: links, from: oldLocation,
+                to: try readRow(update.value), token: token, readRow)
         }
     }
 
