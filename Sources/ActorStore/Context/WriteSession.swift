@@ -44,7 +44,15 @@ final class WriteSession {
 
     /// Whether the current task may use and end this transaction: it began it. (A transaction begun outside
     /// any task would be every task's; `beginWrite()` being `async` rules that out.)
-    var belongsToCurrentTask: Bool { owner == nil || owner == Realm.currentTaskID() }
+    ///
+    /// True at once while the synchronous block of `write(_:)` runs: the block cannot suspend, so nothing but
+    /// the task that began the transaction runs on the actor until it returns (and asking the task for its
+    /// identity on every property set was a measurable share of a bulk insert).
+    var belongsToCurrentTask: Bool { runsWriteBlock || owner == nil || owner == Realm.currentTaskID() }
+
+    /// Whether the synchronous block of `write(_:)` that began this transaction is running (see
+    /// `belongsToCurrentTask`).
+    @exclusivity(unchecked) var runsWriteBlock = false
 
     /// The first failure of this session's transaction (its latch, held by the realm's `TransactionState`),
     /// or nil while nothing failed.

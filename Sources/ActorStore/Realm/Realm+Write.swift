@@ -34,6 +34,8 @@ extension Realm {
         let session = context.session
         let result: Result
         do {
+            session?.runsWriteBlock = true
+            defer { session?.runsWriteBlock = false }
             result = try block(self)
         } catch {
             if isStillOpen(session) { cancelWrite() }
