@@ -145,8 +145,16 @@ extension WriteSession {
     func upsert(_ binding: TableBinding, _ row: [Value], given: Set<Int>?) -> ObjectKey? {
         if let primaryKey = binding.info.primaryKey {
             let column = binding.columns[primaryKey.ordinal]
-            if let existing = transaction.object(binding.tableID, primaryKey: row[column]) {
-                guard policy != .error else {
+            if policy == .error {
+                // The engine's insert refuses a taken primary key itself, changing nothing: no lookup first.
+                defer { context.invalidateLocations() }
+                do throws(StorageError) {
+                    return try transaction.insert(binding.tableID, row)
+                } catch {
+                    guard error.code == .primaryKeyExists else {
+                        fail(RealmError(error))
+                        return nil
+                    }
                     fail(
                         RealmError(
                             .primaryKeyExists,
@@ -154,6 +162,8 @@ extension WriteSession {
                                 + "update: .modified (or .all) to update it, or use another key."))
                     return nil
                 }
+            }
+            if let existing = transaction.object(binding.tableID, primaryKey: row[column]) {
                 let columns = (0..<binding.columnCount).filter { $0 != column && (given?.contains($0) ?? true) }
                 updateRow(binding, existing, columns.map { ($0, row[$0]) }, reportingUnchanged: policy == .all)
                 return existing
