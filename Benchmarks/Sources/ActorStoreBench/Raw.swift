@@ -45,6 +45,30 @@ enum Raw {
         try check(sqlite3_step(s), SQLITE_DONE, db, "execute")
     }
 
+    /// Adds 1 to the score of every row, row by row: reads every (id, score) with a prepared `SELECT`, then runs
+    /// one prepared `UPDATE item SET score = ? WHERE id = ?` per row (what object-by-object code does with raw
+    /// statements). `expected` sizes the array of rows read.
+    static func incrementScoresRowByRow(_ db: Database, _ expected: Int) throws {
+        var rows: [(id: Int64, score: Double)] = []
+        rows.reserveCapacity(expected)
+        let select = try db.cachedStatement(sql: "SELECT id, score FROM item").sqliteStatement
+        sqlite3_reset(select)
+        while true {
+            let rc = sqlite3_step(select)
+            if rc == SQLITE_DONE { break }
+            try check(rc, SQLITE_ROW, db, "select")
+            rows.append((sqlite3_column_int64(select, 0), sqlite3_column_double(select, 1)))
+        }
+        sqlite3_reset(select)
+        let update = try db.cachedStatement(sql: "UPDATE item SET score = ? WHERE id = ?").sqliteStatement
+        for row in rows {
+            sqlite3_reset(update)
+            sqlite3_bind_double(update, 1, row.score + 1)
+            sqlite3_bind_int64(update, 2, row.id)
+            try check(sqlite3_step(update), SQLITE_DONE, db, "update")
+        }
+    }
+
     /// Reads the four columns of the current row (id, name, age, score) into a checksum.
     @inline(__always) static func rowDigest(_ s: SQLiteStatement) -> Int {
         let id = Int(sqlite3_column_int64(s, 0))
