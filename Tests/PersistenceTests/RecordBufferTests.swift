@@ -37,4 +37,24 @@ struct RecordBufferTests {
         let middle = expected.count / 2
         #expect(Array(buffer.bytes(at: middle, count: 1000)) == Array(expected[middle..<middle + 1000]))
     }
+
+    @Test("A record framed in place (a checkpoint's nodes) has the bytes of one framed around a copy of its body")
+    func framingInPlaceMatchesFraming() {
+        var rng = SplitMix64(seed: testSeed("RecordBuffer.framingInPlace"))
+        for length in [0, 1, 7, 4096, 100_003] {
+            let body = (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let watermark = rng.next()
+            var copied: [UInt8] = []
+            body.withUnsafeBytes { Record.frame(kind: .nodes, payload: $0, watermark: watermark, into: &copied) }
+            var writer = ByteWriter(reservingPrefix: Record.headerSize + Record.watermarkSize)
+            #expect(writer.count == 0, "the reserved prefix is not content")
+            writer.append(body)
+            #expect(writer.count == length)
+            var inPlace = writer.bytes
+            Record.frameInPlace(kind: .nodes, watermark: watermark, &inPlace)
+            #expect(inPlace == copied, "length \(length)")
+            let header = inPlace.withUnsafeBytes { Record.parseHeader($0) }
+            #expect(header?.length == UInt64(length + Record.watermarkSize))
+        }
+    }
 }

@@ -84,25 +84,30 @@ extension StorageEngine {
             last?.version != state.version
         else { return }
         var written: [ObjectIdentifier: WrittenNode] = [:]
-        var nodes = ByteWriter(capacity: 1 << 16)
+        let cipher = store.cipher
+        // Unencrypted, the nodes are encoded after room for the record's header and watermark, and framed
+        // where they are (no copy of what can be tens of megabytes).
+        var nodes =
+            cipher == nil
+            ? ByteWriter(reservingPrefix: Record.headerSize + Record.watermarkSize, capacity: 1 << 16)
+            : ByteWriter(capacity: 1 << 16)
         let unplaced = try state.writeCheckpointNodes(
             to: &nodes, store: store, danglingLinks: danglingLinks, written: &written)
         // The watermark: what a completed sync covered before the encoding (it only grows). Encrypted, the
         // record's seal unit needs its offset: it is framed when appended.
-        let cipher = store.cipher
         var nodesRecord: [UInt8] = []
+        var nodesBody: [UInt8] = []
         if cipher == nil {
-            nodes.bytes.withUnsafeBytes {
-                Record.frame(kind: .nodes, payload: $0, watermark: synced, into: &nodesRecord)
-            }
-            nodes = ByteWriter()
+            swap(&nodesRecord, &nodes.bytes)
+            Record.frameInPlace(kind: .nodes, watermark: synced, &nodesRecord)
+        } else {
+            swap(&nodesBody, &nodes.bytes)
         }
-        let nodesBody = nodes.bytes
-        nodes = ByteWriter()
+        let (framedNodes, sealedLater) = (nodesRecord, nodesBody)
         let frameNodes = { (start: UInt64) throws(StorageError) -> [UInt8] in
-            guard let cipher else { return nodesRecord }
+            guard let cipher else { return framedNodes }
             return try EncryptedRecord.frame(
-                kind: .nodes, body: nodesBody, sealingBody: false, watermark: synced, at: start, cipher: cipher)
+                kind: .nodes, body: sealedLater, sealingBody: false, watermark: synced, at: start, cipher: cipher)
         }
 
         // 2. Append the nodes (under the writer lock of every process too: see SharedWriting).

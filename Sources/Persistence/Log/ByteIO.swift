@@ -1,13 +1,28 @@
 /// Appends little-endian integers and raw bytes to a growing buffer.
 package struct ByteWriter {
     package var bytes: [UInt8]
+    /// Bytes reserved at the start of `bytes` for a frame written around the content later (see
+    /// ``init(reservingPrefix:capacity:)``); `count` does not include them.
+    package let prefix: Int
 
     package init(capacity: Int = 0) {
         bytes = []
         bytes.reserveCapacity(capacity)
+        prefix = 0
     }
 
-    package var count: Int { bytes.count }
+    /// A writer whose first `prefix` bytes (zero) are room for a frame the caller writes around the content
+    /// afterwards (``Record/frameInPlace(kind:watermark:_:)``), so the content is never copied into a frame.
+    /// `count`, and so the positions content records of itself, start after them.
+    package init(reservingPrefix prefix: Int, capacity: Int = 0) {
+        bytes = []
+        bytes.reserveCapacity(prefix + capacity)
+        bytes.append(contentsOf: repeatElement(0, count: prefix))
+        self.prefix = prefix
+    }
+
+    /// The content's length: the bytes written after the reserved prefix.
+    package var count: Int { bytes.count - prefix }
 
     @inline(__always) package mutating func append(_ value: UInt8) { bytes.append(value) }
     @inline(__always) package mutating func append<T: FixedWidthInteger>(_ value: T) {

@@ -84,6 +84,23 @@ package enum Record {
         out.append(contentsOf: footer(length: UInt64(body.count), payloadCRC: payloadCRC))
     }
 
+    /// Frames a record around a body already in place: `bytes` starts with ``headerSize`` +
+    /// ``watermarkSize`` reserved bytes (``ByteWriter/init(reservingPrefix:capacity:)``) followed by the body.
+    /// Writes the header and the watermark into the reserved bytes and appends the footer, giving the same
+    /// bytes as ``frame(kind:payload:watermark:into:)`` with `watermark`, without copying the body (a
+    /// checkpoint's nodes record can be tens of megabytes).
+    package static func frameInPlace(kind: Kind, watermark: UInt64, _ bytes: inout [UInt8]) {
+        precondition(bytes.count >= headerSize + watermarkSize, "frameInPlace needs the reserved prefix")
+        withUnsafeBytes(of: watermark.littleEndian) {
+            bytes.replaceSubrange(headerSize..<headerSize + watermarkSize, with: $0)
+        }
+        let length = bytes.count - headerSize
+        let payloadCRC = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[headerSize...])) }
+        let head = header(kind: kind, flags: .watermark, length: UInt64(length), payloadCRC: payloadCRC)
+        bytes.replaceSubrange(0..<headerSize, with: head)
+        bytes.append(contentsOf: footer(length: UInt64(length), payloadCRC: payloadCRC))
+    }
+
     /// The header bytes for a payload of `length` bytes with checksum `payloadCRC`.
     package static func header(kind: Kind, flags: Flags = [], length: UInt64, payloadCRC: UInt32) -> [UInt8] {
         var header = ByteWriter(capacity: headerSize)
