@@ -14,9 +14,13 @@ struct RecordedWorkload {
     var expected: [[Int64: String]]
     /// The checkpoints' bytes (nodes and checkpoint records) in the file.
     var checkpoints: [Range<Int>] = []
+    /// How many set-based updates and batch deletes the commits made.
+    var setBasedOperations = 0
 
-    /// Runs `commits` commits of 1–8 random inserts, updates and deletes of rows up to `maxValue` bytes,
-    /// with a checkpoint after every `checkpointEvery`th commit.
+    /// Runs `commits` commits of 1–8 random inserts, updates and deletes of rows up to `maxValue` bytes, and
+    /// now and then a set-based update or a batch delete of a random subset of the rows (the paths
+    /// `Results.setValue` and `realm.delete(results)` take), with a checkpoint after every `checkpointEvery`th
+    /// commit.
     static func make(
         commits: Int, maxValue: Int, seed: UInt64, checkpointEvery: Int? = nil
     ) async throws -> RecordedWorkload {
@@ -34,6 +38,7 @@ struct RecordedWorkload {
         end = engine.statistics.totalBytes
         var nextKey: Int64 = 0
         var checkpoints: [Range<Int>] = []
+        var setBased = 0
         for commit in 1..<commits {
             if let every = checkpointEvery, commit % every == 0 {
                 try await engine.checkpoint()
@@ -43,7 +48,20 @@ struct RecordedWorkload {
             let txn = try await engine.beginWrite()
             for _ in 0..<Int.random(in: 1...8, using: &rng) {
                 let value = String(repeating: "abcdefghij", count: Int.random(in: 0...maxValue / 10, using: &rng))
-                switch Int.random(in: 0..<10, using: &rng) {
+                switch Int.random(in: 0..<11, using: &rng) {
+                case 10 where model.count > 1:
+                    // Set-based, on every third row or so.
+                    let chosen = model.keys.sorted().filter { _ in Int.random(in: 0..<3, using: &rng) == 0 }
+                    var keys: [ObjectKey] = []
+                    for k in chosen { keys.append(try #require(txn.object(table, primaryKey: .int(k)))) }
+                    setBased += 1
+                    if Bool.random(using: &rng) {
+                        try txn.update(table, keys: keys, column: 1, to: .string(value + "*"))
+                        for k in chosen { model[k] = value + "*" }
+                    } else {
+                        try txn.delete(table, keys: keys)
+                        for k in chosen { model[k] = nil }
+                    }
                 case 6..<8 where !model.isEmpty:
                     let k = model.keys.sorted()[Int.random(in: 0..<model.count, using: &rng)]
                     let object = try #require(txn.object(table, primaryKey: .int(k)))
@@ -73,7 +91,8 @@ struct RecordedWorkload {
         #expect(onDisk.count > Int(end), "durable commits reserve space after the last record")
         #expect(onDisk[Int(end)...].allSatisfy { $0 == 0 }, "the reserved space is zeros")
         return RecordedWorkload(
-            file: Array(onDisk[..<Int(end)]), records: records, expected: expected, checkpoints: checkpoints)
+            file: Array(onDisk[..<Int(end)]), records: records, expected: expected, checkpoints: checkpoints,
+            setBasedOperations: setBased)
     }
 }
 
@@ -132,6 +151,7 @@ struct CrashRecoveryTests {
             // Checkpoints among the commits: images are cut inside their records too.
             let workload = try await RecordedWorkload.make(commits: 60, maxValue: 120, seed: seed, checkpointEvery: 7)
             #expect(workload.checkpoints.count >= 2)
+            #expect(workload.setBasedOperations > 0, "the commits include set-based updates and batch deletes")
             var rng = SplitMix64(seed: seed ^ 0xC0FFEE)
             let cuts = Self.crashCuts(workload, exhaustive: TestDepth.exhaustive, seed: seed)
             print(
