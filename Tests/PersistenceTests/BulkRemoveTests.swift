@@ -32,7 +32,7 @@ private func difference(_ tree: IntTree, _ model: [Int64: Int64], removed: [Int6
 
 /// Which keys of a tree a removal takes.
 private enum Pattern: CaseIterable, CustomStringConvertible {
-    case everything, denseRange, prefix, suffix, scattered, mostly, runsOf50, single, someMissing
+    case everything, denseRange, prefix, suffix, scattered, mostly, runsOf50, single, someMissing, allButFew, allButRange
 
     var description: String { "\(self as Any)".components(separatedBy: ".").last ?? "" }
 
@@ -59,6 +59,15 @@ private enum Pattern: CaseIterable, CustomStringConvertible {
             return keys.filter { $0 % 100 < 50 }
         case .single:
             return [keys[Int(rng.next() % UInt64(n))]]
+        case .allButFew:
+            // Keeps a few keys far apart: the nodes above each are left with one child, an underfull leaf,
+            // which only merges one level up can fix.
+            let kept = Set((0..<3).map { _ in keys[Int(rng.next() % UInt64(n))] })
+            return keys.filter { !kept.contains($0) }
+        case .allButRange:
+            let start = Int(rng.next() % UInt64(n))
+            let kept = start..<min(n, start + Int(rng.next() % 200) + 1)
+            return keys.indices.filter { !kept.contains($0) }.map { keys[$0] }
         case .someMissing:
             // Present keys mixed with keys the tree does not hold (odd keys beyond every stored one, and
             // below the first).
@@ -213,5 +222,117 @@ struct BulkRemoveTests {
         #expect(index.count == keys.count - chosen.count)
         let chosenSet = Set(chosen)
         for key in keys { #expect((index.value(forKey: key) == nil) == chosenSet.contains(key), "\(key)") }
+    }
+}
+
+@Suite("Batch deletes in the engine")
+struct BatchDeleteTests {
+    private static let owner = TableSchema(
+        "Owner",
+        columns: [
+            ColumnSchema("id", ColumnType(.int64), primaryKey: true),
+            ColumnSchema("best", ColumnType(.link, optional: true), linkTarget: "Item"),
+        ])
+    private static let item = TableSchema(
+        "Item",
+        columns: [
+            ColumnSchema("id", ColumnType(.int64), primaryKey: true),
+            ColumnSchema("tag", ColumnType(.int64), indexed: true),
+            ColumnSchema("owner", ColumnType(.link, optional: true), linkTarget: "Owner"),
+        ])
+
+    @Test(
+        "Batch deletes of ranges and scattered keys agree with a model (rows, primary keys, the index, backlinks, the change set), also when rows are linked to, and after reopening",
+        arguments: StorageKind.allCases)
+    func agreesWithModel(_ kind: StorageKind) async throws {
+        try await kind.run {
+            var rng = SplitMix64(seed: testSeed("batchDeleteAgreesWithModel"))
+            let fs = MemoryFileSystem()
+            var engine = try await memoryEngine(fs, durability: .none)
+            let n = 6_000
+            var model: [ObjectKey: [Value]] = [:]
+            let (tables, _) = try await engine.write { txn in
+                let ids = try txn.setSchema([Self.owner, Self.item])
+                let (owners, items) = (ids[0], ids[1])
+                for i in 0..<5 { try txn.insert(owners, [.int(Int64(i)), .null]) }
+                for i in 0..<n {
+                    let row: [Value] = [
+                        .int(Int64(i * 3)), .int(Int64(i % 7)), i % 4 == 0 ? .null : .link(ObjectKey(Int64(i % 5))),
+                    ]
+                    model[try txn.insert(items, row)] = row
+                }
+                return (owners, items)
+            }
+            let (owners, items) = tables
+            for round in 0..<12 {
+                if round == 6 {
+                    // Reopened: the trees' nodes are loaded from the checkpoint as the deletes reach them.
+                    await engine.close()
+                    engine = try await memoryEngine(fs, durability: .none)
+                }
+                let txn = try await engine.beginWrite()
+                var working = model
+                let keys = working.keys.sorted()
+                var linked: ObjectKey? = nil
+                if round % 4 == 3, let target = keys.randomElement(using: &rng) {
+                    // A row linked to: the batch goes row by row, and the owner's link is cleared.
+                    try txn.update(owners, ObjectKey(0), [(1, .link(target))])
+                    linked = target
+                }
+                var chosen: [ObjectKey]
+                switch round % 3 {
+                case 0:
+                    let start = Int(rng.next() % UInt64(max(keys.count, 1)))
+                    chosen = Array(keys[start..<min(keys.count, start + Int(rng.next() % 2_500) + 1)])
+                case 1: chosen = keys.filter { _ in rng.next() % 4 == 0 }
+                default: chosen = keys.filter { ($0.rawValue + Int64(round) * 17) % 100 < 50 }
+                }
+                if let linked, !chosen.contains(linked) { chosen.append(linked) }
+                let given = chosen.shuffled(using: &rng) + chosen.prefix(3) + [ObjectKey(Int64(n + 10))]
+                #expect(try txn.delete(items, keys: given) == chosen.count, "round \(round)")
+                for key in chosen { working[key] = nil }
+                let recorded = txn.changes.tables[items]
+                #expect(Array(recorded?.deleted ?? KeyRangeSet()) == chosen.sorted(), "round \(round): deleted rows")
+                #expect(recorded?.modified.isEmpty ?? true, "round \(round)")
+                if linked != nil {
+                    #expect(try txn.values(owners, ObjectKey(0))?[1] == .null, "round \(round): the link was cleared")
+                }
+                try Self.check(txn, items, owners, working)
+                if round % 5 == 4 {
+                    txn.rollback()
+                } else {
+                    try await txn.commit()
+                    model = working
+                }
+                try Self.check(try engine.snapshot(), items, owners, model)
+            }
+            await engine.close()
+            engine = try await memoryEngine(fs, durability: .none)
+            try Self.check(try engine.snapshot(), items, owners, model)
+            await engine.close()
+        }
+    }
+
+    /// Every row equals the model's, and nothing else is there; the primary keys, the tag index and the
+    /// owners' backlinks list exactly the model's objects.
+    private static func check(
+        _ store: some ReadableStore, _ items: TableID, _ owners: TableID, _ model: [ObjectKey: [Value]]
+    ) throws {
+        #expect(store.count(items) == model.count)
+        for (key, row) in model {
+            let stored = try #require(try store.values(items, key))
+            if stored != row { Issue.record("object \(key): stored \(stored), model \(row)") }
+            #expect(store.object(items, primaryKey: row[0]) == key)
+        }
+        for tag in 0..<7 {
+            let expected = model.filter { $0.value[1] == .int(Int64(tag)) }.keys.sorted()
+            #expect(store.objects(items, column: 1, equalTo: .int(Int64(tag)))?.sorted() == expected, "tag \(tag)")
+        }
+        for owner in 0..<5 {
+            let key = ObjectKey(Int64(owner))
+            let expected = model.filter { $0.value[2] == .link(key) }.keys.sorted()
+            let linked = store.backlinks(to: owners, key).filter { $0.source == items }.map(\.key).sorted()
+            #expect(linked == expected, "owner \(owner)")
+        }
     }
 }

@@ -69,6 +69,19 @@ extension PersistentBTree {
                 removed &+= entries
                 continue
             }
+            let slot = node.children + child
+            if slot.pointee.owner != token || !isKnownUniquelyReferenced(&slot.pointee) {
+                let source = resolved(slot.pointee)
+                if source.isLeaf {
+                    // A leaf that must be copied anyway: copy only the entries that stay.
+                    let copy = Node.make(isLeaf: true, owner: token)
+                    let gone = copyKept(from: source, into: copy, removing: run)
+                    slot.pointee = copy
+                    node.subtreeCounts[child] &-= gone
+                    removed &+= gone
+                    continue
+                }
+            }
             let mutable = node.mutableChild(at: child, token: token)
             let gone = removeRun(run, under: mutable, token: token)
             node.subtreeCounts[child] &-= gone
@@ -123,6 +136,37 @@ extension PersistentBTree {
             read &+= 1
         }
         leaf.count = write
+        return count &- write
+    }
+
+    /// Initializes the empty leaf `copy` with the entries of `source` whose keys are not in `keys`
+    /// (ascending), copying each run of kept entries at once; returns how many it left out.
+    private static func copyKept(from source: Node, into copy: Node, removing keys: UnsafeBufferPointer<Key>) -> Int {
+        let count = source.count
+        var read = 0
+        var write = 0
+        var next = 0
+        while read < count {
+            let key = source.keys[read]
+            while next < keys.count && keys[next] < key { next &+= 1 }
+            var end = count
+            if next < keys.count {
+                if keys[next] == key {
+                    read &+= 1
+                    next &+= 1
+                    continue
+                }
+                // The kept entries below the next key to remove.
+                let bound = keys[next]
+                end = read &+ 1
+                while end < count && source.keys[end] < bound { end &+= 1 }
+            }
+            (copy.keys + write).initialize(from: source.keys + read, count: end &- read)
+            (copy.values + write).initialize(from: source.values + read, count: end &- read)
+            write &+= end &- read
+            read = end
+        }
+        copy.count = write
         return count &- write
     }
 
