@@ -32,7 +32,8 @@ private func difference(_ tree: IntTree, _ model: [Int64: Int64], removed: [Int6
 
 /// Which keys of a tree a removal takes.
 private enum Pattern: CaseIterable, CustomStringConvertible {
-    case everything, denseRange, prefix, suffix, scattered, mostly, runsOf50, single, someMissing, allButFew, allButRange
+    case everything, denseRange, prefix, suffix, scattered, mostly, runsOf50, single, someMissing, allButFew,
+        allButRange
 
     var description: String { "\(self as Any)".components(separatedBy: ".").last ?? "" }
 
@@ -100,7 +101,9 @@ struct BulkRemoveTests {
         return (tree, model)
     }
 
-    @Test("Removing a batch of keys agrees with a dictionary, for every pattern and size; the copy taken before is unchanged")
+    @Test(
+        "Removing a batch of keys agrees with a dictionary, for every pattern and size; the copy taken before is unchanged"
+    )
     func agreesWithModel() {
         var rng = SplitMix64(seed: testSeed("bulkRemoveAgreesWithModel"))
         for n in [0, 1, 2, 64, 128, 129, 300, 5_000, 40_000] {
@@ -157,7 +160,8 @@ struct BulkRemoveTests {
         #expect(difference(tree, [1: 1]) == nil)
     }
 
-    @Test("Removing from a tree loaded lazily from the file copies what it touches and leaves the loaded tree as it was")
+    @Test(
+        "Removing from a tree loaded lazily from the file copies what it touches and leaves the loaded tree as it was")
     func fromLoadedTree() throws {
         var rng = SplitMix64(seed: testSeed("bulkRemoveLoaded"))
         for pattern in Pattern.allCases {
