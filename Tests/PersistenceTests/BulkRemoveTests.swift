@@ -124,6 +124,25 @@ struct BulkRemoveTests {
         }
     }
 
+    @Test("A node left with one underfull child is evened out with a full sibling, and the child it keeps is fixed too")
+    func evenOutANodeWithOneUnderfullChild() {
+        // Bulk-loaded: full leaves under full internal nodes (128 × 128 entries each), three of them.
+        let n = Int64(3 * 128 * 128)
+        let tree = IntTree(sortedUniqueElements: (0..<n).map { ($0, $0) }, token: MutationToken.next())
+        let choices: [Int64] = [0, 5_000, 128 * 128 - 1]
+        for kept in choices {
+            var changed = tree
+            // Everything under the first internal node but one key: it keeps one leaf of one entry, and
+            // takes children from its full neighbour, one of which must then fill up that leaf.
+            let keys = (0..<Int64(128 * 128)).filter { $0 != kept }
+            #expect(changed.removeValues(sortedKeys: keys, token: MutationToken.next()) == keys.count)
+            var model: [Int64: Int64] = [:]
+            for key in Int64(128 * 128)..<n { model[key] = key }
+            model[kept] = kept
+            #expect(difference(changed, model, removed: Array(keys.prefix(100))) == nil, "kept \(kept)")
+        }
+    }
+
     @Test("Repeated batches under one token (nodes changed in place) and under new ones, with inserts between")
     func repeatedBatchesAndInserts() {
         var rng = SplitMix64(seed: testSeed("bulkRemoveRepeated"))
