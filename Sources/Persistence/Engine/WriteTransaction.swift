@@ -251,6 +251,7 @@ package final class WriteTransaction: ReadableStore {
     @discardableResult
     package func delete(_ tableID: TableID, keys: [ObjectKey]) throws(StorageError) -> Int {
         try checkUsable()
+        guard !keys.isEmpty else { return 0 }
         guard state.tables.contains(tableID) else { throw Self.missingTable(tableID) }
         let ascending = PrimaryIndex.sortedUnique(keys)
         var deleted: [ObjectKey] = []
