@@ -8,8 +8,9 @@ import Testing
 private typealias IntTree = PersistentBTree<Int64, Int64>
 private typealias KeyTree = PersistentBTree<IndexKey, PrimaryKeyEntry>
 
-/// A growable fake file: the bytes checkpoints append, mapped as a region the node store reads.
-private final class FakeFile {
+/// A growable fake file: the bytes checkpoints append, mapped as a region the node store reads. (Also used by
+/// `BulkRemoveTests`.)
+final class FakeFile {
     var bytes = [UInt8](repeating: 0, count: FileHeader.size)
     /// The store of the last ``store()`` call: its nodes are in the file.
     var current: NodeStore?

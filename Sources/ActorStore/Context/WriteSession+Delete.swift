@@ -37,14 +37,14 @@ extension WriteSession {
                         : "Can only delete an object from the Realm it belongs to."))
             return
         }
-        guard transaction.contains(managed.table.tableID, managed.key) else {
+        // No look-up first: the delete finds the row (or that there is none) itself.
+        guard deleteRow(managed.table, managed.key) != false else {
             fail(
                 RealmError(
                     .invalidObject,
                     "This \(managed.table.info.className) was already deleted; check isInvalidated before deleting."))
             return
         }
-        deleteRow(managed.table, managed.key)
     }
 
     /// Deletes the rows `keys` of `binding`'s table (and the embedded objects they own). A key deleted
@@ -62,13 +62,17 @@ extension WriteSession {
     }
 
     /// Deletes row `key` and the embedded objects it owns; a row that is already gone is skipped.
-    func deleteRow(_ binding: TableBinding, _ key: ObjectKey) {
+    /// - Returns: whether the row was deleted: false if it was already gone, nil if the delete failed (the
+    ///   session then holds the error).
+    @discardableResult
+    func deleteRow(_ binding: TableBinding, _ key: ObjectKey) -> Bool? {
         let children =
             binding.embeddedLinkColumns.isEmpty
             ? [] : embeddedChildren(binding, key, columns: binding.embeddedLinkColumns)
         let deleted = run { () throws(StorageError) in try transaction.deleteIfPresent(binding.tableID, key) }
-        guard deleted == true else { return }
+        guard deleted == true else { return deleted }
         for child in children { deleteRow(child.binding, child.key) }
+        return true
     }
 
     /// Deletes every object of every class.

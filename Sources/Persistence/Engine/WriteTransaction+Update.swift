@@ -137,7 +137,7 @@ extension WriteTransaction {
     /// Where the rows `keys` (ascending) of `tableID` are, nil for a key with no row. Keys that are dense
     /// enough (a span under four times their number) are found in one pass over the rows tree's leaves;
     /// otherwise each is looked up.
-    private func rowLocations(_ tableID: TableID, _ keys: ArraySlice<ObjectKey>) -> [RowLocation?] {
+    func rowLocations(_ tableID: TableID, _ keys: ArraySlice<ObjectKey>) -> [RowLocation?] {
         guard let first = keys.first, let last = keys.last,
             case let (span, overflow) = last.rawValue.subtractingReportingOverflow(first.rawValue),
             !overflow, span < 4 * Int64(keys.count)

@@ -239,17 +239,23 @@ package final class WriteTransaction: ReadableStore {
 
     /// Deletes the rows `keys` of a table as ``deleteIfPresent(_:_:)`` does, skipping keys with no row.
     ///
-    /// Rows go from the largest key down: removing a leaf's last entry shifts nothing, where removing its
-    /// first (ascending order) moved every entry after it, in the rows tree and in the primary-key index.
-    /// The deleted keys are recorded in ascending order afterwards (a change set's key ranges grow at
-    /// their end).
+    /// When no row of the table is linked to (so no other row has to be rewritten), the rows' delete
+    /// operations are appended one by one, and their entries are removed from each tree of the table in one
+    /// pass (``DatabaseState/applyDeletes(_:token:)``): a contiguous range of keys costs a pass over the leaves
+    /// it covers, not a root-to-leaf walk per key in each tree. The record holds the same delete operations
+    /// as deleting the rows one by one (largest key first, which replay removes fastest), so replaying it
+    /// gives the same state. Otherwise the rows go one by one, largest key first.
+    ///
+    /// The deleted keys are recorded in ascending order (a change set's key ranges grow at their end).
     /// - Returns: the number of rows deleted.
     @discardableResult
     package func delete(_ tableID: TableID, keys: [ObjectKey]) throws(StorageError) -> Int {
         try checkUsable()
-        let descending = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 } ? keys.reversed() : keys.sorted(by: >)
+        guard !keys.isEmpty else { return 0 }
+        guard state.tables.contains(tableID) else { throw Self.missingTable(tableID) }
+        let ascending = PrimaryIndex.sortedUnique(keys)
         var deleted: [ObjectKey] = []
-        deleted.reserveCapacity(descending.count)
+        deleted.reserveCapacity(ascending.count)
         defer {
             if !deleted.isEmpty {
                 var tableChanges = changes.tables.removeValue(forKey: tableID) ?? TableChanges()
@@ -257,8 +263,48 @@ package final class WriteTransaction: ReadableStore {
                 changes.tables[tableID] = tableChanges
             }
         }
-        for key in descending where try removeRow(tableID, key) { deleted.append(key) }
+        guard !isLinkedTo(tableID) else {
+            for key in ascending.reversed() where try removeRow(tableID, key) { deleted.append(key) }
+            return deleted.count
+        }
+        let locations = rowLocations(tableID, ascending[...])
+        guard var batch = state.deletions(of: tableID, capacity: ascending.count) else {
+            throw Self.missingTable(tableID)
+        }
+        let mark = buffer.count
+        do throws(StorageError) {
+            for (key, location) in zip(ascending, locations).reversed() {
+                guard let location else { continue }
+                let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
+                buffer.append(CommitPayload.Op.delete.rawValue)
+                buffer.append(tableID.rawValue)
+                buffer.append(key.rawValue)
+                EncryptedRecord.endUnit(unit, in: buffer)
+                try withRowBytes(at: location) { (old) throws(StorageError) in
+                    try state.collectDelete(key, at: location, oldRow: old, into: &batch, token: token)
+                }
+            }
+            try state.applyDeletes(batch, token: token)
+        } catch {
+            buffer.truncate(to: mark)
+            failure = error
+            throw error
+        }
+        deleted = batch.keys
         return deleted.count
+    }
+
+    /// Whether any row of `tableID` is the target of a link (then deleting it rewrites the linking rows).
+    ///
+    /// - Complexity: O(log n) in the backlink index.
+    private func isLinkedTo(_ tableID: TableID) -> Bool {
+        var linked = false
+        state.backlinks.forEach(from: BacklinkKey.lowerBound(tableID, ObjectKey(Int64.min)), inclusive: true) {
+            entry, _ in
+            linked = entry.target == tableID
+            return false
+        }
+        return linked
     }
 
     /// Removes row `key` and the links to it (recording the linking rows modified), without recording the

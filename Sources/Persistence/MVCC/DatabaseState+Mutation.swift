@@ -264,7 +264,7 @@ extension DatabaseState {
         }
     }
 
-    private static func indexKey(_ row: RowView, _ column: Int, _ type: ColumnType) throws(StorageError) -> IndexKey {
+    static func indexKey(_ row: RowView, _ column: Int, _ type: ColumnType) throws(StorageError) -> IndexKey {
         let value = try row.value(at: column, type: type)
         guard let key = IndexKey(value) else {
             throw StorageError(.corrupted, "An indexed column holds a value of a kind that cannot be indexed.")

@@ -89,6 +89,35 @@ package struct PrimaryIndex: Sendable {
         return others.removeExistingValue(forKey: key, token: token)
     }
 
+    /// Removes the entries of `keys` in one pass per tree (see ``PersistentBTree/removeValues(sortedKeys:token:)``);
+    /// keys it does not hold are skipped. `keys` need not be sorted (integer primary keys usually ascend with
+    /// the object keys, so they are sorted only when they do not); duplicates are removed once.
+    /// - Returns: the number of entries removed.
+    @discardableResult
+    package mutating func removeValues(forKeys keys: [IndexKey], token: MutationToken) -> Int {
+        var integerKeys: [Int64] = []
+        var otherKeys: [IndexKey] = []
+        integerKeys.reserveCapacity(keys.count)
+        for key in keys {
+            if case .int(let value) = key { integerKeys.append(value) } else { otherKeys.append(key) }
+        }
+        return integers.removeValues(sortedKeys: Self.sortedUnique(integerKeys), token: token)
+            &+ others.removeValues(sortedKeys: Self.sortedUnique(otherKeys), token: token)
+    }
+
+    /// `keys` sorted, strictly ascending; as given when they already are.
+    static func sortedUnique<K: Comparable>(_ keys: [K]) -> [K] {
+        if zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }) { return keys }
+        var sorted = keys.sorted()
+        var write = 0
+        for read in sorted.indices where write == 0 || sorted[write - 1] < sorted[read] {
+            sorted[write] = sorted[read]
+            write += 1
+        }
+        sorted.removeLast(sorted.count - write)
+        return sorted
+    }
+
     /// Calls `body` with each entry in key order, starting at the first key `>= lowerBound` (`>` when
     /// `inclusive` is false) or at the first entry when `lowerBound` is nil, until `body` returns false or
     /// the entries run out.
