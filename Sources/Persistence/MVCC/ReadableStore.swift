@@ -16,11 +16,13 @@ extension ReadableStore {
     package func tableID(named name: String) -> TableID? { state.tableIDs[name] }
     package func tableSchema(_ table: TableID) -> TableSchema? { state.tables[table]?.schema }
 
-    /// The number of rows of `table` (0 if there is no such table). O(1).
-    package func count(_ table: TableID) -> Int { state.tables[table]?.rows.count ?? 0 }
+    /// The number of rows of `table` (0 if there is no such table). O(1); the table's state is read in
+    /// place (`state.tables[table]` would copy it, retaining each of its trees).
+    package func count(_ table: TableID) -> Int { state.tables.rowCount(table) }
 
+    /// Whether `table` has a row `key`. O(log n), in place as ``count(_:)``.
     package func contains(_ table: TableID, _ key: ObjectKey) -> Bool {
-        state.tables[table]?.rows.contains(key) ?? false
+        state.tables.rowLocation(table, key) != nil
     }
 
     /// The object keys of `table` in key (insertion) order.
