@@ -214,7 +214,7 @@ public actor Realm {
     /// An immutable, `Sendable` snapshot of the newest version: the form an `await` picks (the synchronous
     /// one above serves code already isolated to the realm).
     ///
-    /// Like the async ``read(_:)-(_)``, it gives its thread up (`Task.yield()`) after taking the snapshot when
+    /// Like the async `read`, it gives its thread up (`Task.yield()`) after taking the snapshot when
     /// another task needs one: a writer on the file was resumed and waits for a thread, or 500 µs of this
     /// realm's calls ran back to back. A loop of `await realm.freeze()` followed by reads of the snapshot
     /// never suspends otherwise, and as many such loops as the cooperative pool has threads would keep the
