@@ -6,11 +6,32 @@ import Testing
 // themselves (the peer benchmark's W9). An uncontended `await realm.read { }` does not suspend: the task
 // runs the actor's code on its own thread and comes back without giving the thread up. As many such loops
 // as the cooperative pool has threads used to hold every thread, so the writer task — and the resumption
-// of its commit after the fsync — never ran: 0 commits in 5 s on 2 cores.
+// of its commit after the fsync — never ran: 0 commits in 5 s on 2 cores. The same holds for readers that
+// loop on `await realm.freeze()` and read the snapshot (a `FrozenRealm` is read without awaiting at all).
 
 final class WriterProgressItem: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted var name = ""
+}
+
+/// How the readers of ``WriterProgressTests`` read: in `read` calls, or from a new frozen snapshot each time.
+enum ReaderLoop: String, CustomStringConvertible, CaseIterable, Sendable {
+    case read
+    case freeze
+
+    var description: String { rawValue }
+
+    /// One lookup of `key` in `realm`; whether it found the seeded object.
+    func lookUp(_ key: Int, in realm: Realm) async -> Bool {
+        switch self {
+        case .read:
+            await realm.read { realm in
+                realm.object(ofType: WriterProgressItem.self, forPrimaryKey: key)?.name == "seed-\(key)"
+            }
+        case .freeze:
+            await realm.freeze().object(ofType: WriterProgressItem.self, forPrimaryKey: key)?.name == "seed-\(key)"
+        }
+    }
 }
 
 /// Serialized, and alone in its suite: its readers load every thread of the pool on purpose.
@@ -23,7 +44,8 @@ struct WriterProgressTests {
     /// fail it. With the fix a commit costs the readers a few thousand reads at most (they give their
     /// threads up as soon as the writer waits for one); before it, the writer made no commit at all while
     /// the readers ran through their budget. The deadline only bounds a failing run.
-    @Test func durableWriterProgressesWhileReadersLoopWithoutYielding() async throws {
+    @Test(arguments: ReaderLoop.allCases)
+    func durableWriterProgressesWhileReadersLoopWithoutYielding(_ loop: ReaderLoop) async throws {
         var configuration = testConfiguration([WriterProgressItem.self], durability: .full)
         configuration.automaticCompaction = false
         let seeded = 100
@@ -52,9 +74,7 @@ struct WriterProgressTests {
                     var missed = 0
                     while !stop.withLock({ $0 }) && reads < readBudget && ContinuousClock.now < deadline {
                         let key = (index * 7 + reads) % seeded
-                        let found = await reader.read { realm in
-                            realm.object(ofType: WriterProgressItem.self, forPrimaryKey: key)?.name == "seed-\(key)"
-                        }
+                        let found = await loop.lookUp(key, in: reader)
                         if !found { missed += 1 }
                         reads += 1
                     }

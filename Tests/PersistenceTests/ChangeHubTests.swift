@@ -160,6 +160,29 @@ import Testing
         #expect(batches.first?.snapshot.version == now.version)
     }
 
+    /// The log keeps the last `logLimit.commits` commits (dropping the oldest after each commit once full,
+    /// and compacting its storage now and then): a subscription catches up exactly from a version still
+    /// in it, and reports that it cannot from one already dropped.
+    @Test func theLogKeepsTheNewestCommitsPastItsLimit() async throws {
+        let (engine, kv, _) = try await engine(durability: .none)
+        let limit = ChangeHub.logLimit.commits
+        var held: [Snapshot] = []
+        for i in 0..<(limit * 3 + 7) {
+            if i % 97 == 0 || i == limit * 2 + 5 { held.append(try engine.snapshot()) }
+            _ = try await engine.write { txn in try txn.insert(kv, [.int(Int64(i)), .string("v")]) }
+        }
+        let newest = engine.latestVersion
+        for snapshot in held {
+            let (subscription, now, caughtUp) = try engine.subscribe(tables: [kv], after: snapshot.version)
+            #expect(now.version == newest)
+            let behind = Int(newest.rawValue - snapshot.version.rawValue)
+            #expect(caughtUp == (behind <= limit), "\(behind) commits behind")
+            if caughtUp {
+                #expect(subscription.poll().first?.changes.tables[kv]?.inserted.count == behind)
+            }
+        }
+    }
+
     @Test func closingTheEngineEndsEverySubscription() async throws {
         let (engine, kv, _) = try await engine()
         let (subscription, _, _) = try engine.subscribe(tables: [kv])

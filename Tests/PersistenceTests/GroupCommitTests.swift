@@ -107,6 +107,32 @@ struct GroupCommitTests {
         #expect(checks > 0)
     }
 
+    /// `CommitResult.suspended` lets the realm skip giving its thread up after a commit that already did, so
+    /// it must never claim a suspension that did not happen (a commit without a sync never suspends; a
+    /// durable one whose sync finished first — the in-memory file system's is instant — does not either),
+    /// and the commit must be durable and visible when it returns either way.
+    @Test("a commit says whether it suspended for its sync, and is durable when it returns")
+    func commitReportsSuspension() async throws {
+        for durability in [StorageEngine.Durability.full, .none] {
+            let fs = MemoryFileSystem(tracksDurability: true)
+            let engine = try await memoryEngine(fs, durability: durability)
+            let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+            for i in 0..<20 {
+                let (_, result) = try await engine.write { txn in
+                    try txn.insert(table, [.int(Int64(i)), .string("v\(i)")])
+                }
+                #expect(engine.latestVersion == result.version)
+                if durability == .none {
+                    #expect(!result.suspended, "a commit without a sync has nothing to suspend for")
+                } else {
+                    let durable = try await memoryEngine(fs.powerLossImage()).latestVersion
+                    #expect(durable >= result.version, "commit \(i) was acknowledged before it was durable")
+                }
+            }
+            await engine.close()
+        }
+    }
+
     @Test("the write lock is FIFO and never blocks a thread")
     func fifoLock() async throws {
         let lock = AsyncWriteLock()

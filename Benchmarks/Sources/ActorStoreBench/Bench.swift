@@ -13,6 +13,8 @@ struct Plan {
     /// W1's two bulk sizes.
     var bulk: [Int] { quick ? [1_000, 10_000] : [100_000, 1_000_000] }
     var commits: Int { quick ? 500 : 10_000 }
+    /// W14's non-durable commits (more than `commits`: each takes microseconds, not a sync).
+    var fastCommits: Int { quick ? 2_000 : 50_000 }
     var lookups: Int { quick ? 10_000 : 100_000 }
     var observations: Int { quick ? 100 : 1_000 }
     var observedBase: Int { quick ? 1_000 : 10_000 }

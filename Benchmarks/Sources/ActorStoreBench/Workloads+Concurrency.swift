@@ -145,6 +145,10 @@ extension Bench {
     /// `await Task.yield()` after each read. The second exists because an uncontended `await realm.read { }`
     /// does not suspend: two such loops hold both threads of the cooperative pool on a 2-core machine and the
     /// writer task never runs.
+    ///
+    /// ActorStore is measured a third time with readers of frozen snapshots: each lookup takes a new snapshot
+    /// (`await realm.freeze()`) and reads the object from it (a `Frozen<Item>`), without a `read` call —
+    /// the loop a user writes to hand snapshots around. No GRDB variant (GRDB has no frozen snapshots).
     func w9() async throws {
         let n = plan.big
         let duration = plan.mixedSeconds
@@ -155,7 +159,7 @@ extension Bench {
 
         /// Runs the three tasks until the deadline: (reads, misses, writes, seconds).
         func mixed(
-            yielding: Bool,
+            yielding: Bool = false,
             read: @escaping @Sendable (Int, Int) async throws -> Bool,
             write: @escaping @Sendable (Int) async throws -> Void
         ) async throws -> (Int, Int, Int, Double) {
@@ -191,9 +195,8 @@ extension Bench {
                 return (total.0, total.1, total.2, secondsSince(start))
             }
         }
-        func sample(_ result: (Int, Int, Int, Double), finalCount: Int, yielding: Bool) -> Sample {
+        func sample(_ result: (Int, Int, Int, Double), finalCount: Int, suffix: String) -> Sample {
             let (reads, misses, writes, seconds) = result
-            let suffix = yielding ? "Yield" : ""
             return Sample(
                 metrics: ["reads" + suffix: Double(reads) / seconds, "writes" + suffix: Double(writes) / seconds],
                 checks: ["misses" + suffix: "\(misses)", "countConsistent" + suffix: "\(finalCount == n + writes)"])
@@ -234,7 +237,7 @@ extension Bench {
                 })
             let count = try await pool.read { db in try ItemRecord.fetchCount(db) }
             try pool.close()
-            return sample(result, finalCount: count, yielding: yielding)
+            return sample(result, finalCount: count, suffix: yielding ? "Yield" : "")
         }
         func actorStore(yielding: Bool) async throws -> Sample {
             let path = try fixtures.copy(realmFixture, "realm")
@@ -259,7 +262,37 @@ extension Bench {
                     }
                 })
             let count = await writer.read { realm in realm.objects(Item.self).count }
-            return sample(result, finalCount: count, yielding: yielding)
+            return sample(result, finalCount: count, suffix: yielding ? "Yield" : "")
+        }
+        func actorStoreFrozen() async throws -> Sample {
+            let path = try fixtures.copy(realmFixture, "realm")
+            defer { workspace.remove(path) }
+            let configuration = Workspace.realmConfiguration(path)
+            let readers = [
+                try await Realm(configuration: configuration), try await Realm(configuration: configuration),
+            ]
+            let writer = try await Realm(configuration: configuration)
+            let result = try await mixed(
+                read: { reader, key in
+                    let snapshot = await readers[reader].freeze()
+                    return snapshot.object(ofType: Item.self, forPrimaryKey: key).map {
+                        Dataset.digest(id: $0.id, name: $0.name, age: $0.age, score: $0.score)
+                    } != nil
+                },
+                write: { i in
+                    try await writer.write { realm in
+                        let object = Item()
+                        object.fill(i)
+                        realm.add(object)
+                    }
+                })
+            let count = await writer.read { realm in realm.objects(Item.self).count }
+            // Checked here: the GRDB engines have no such run to compare checks with.
+            let (_, misses, writes, _) = result
+            guard misses == 0, count == n + writes else {
+                throw Failure("W9: frozen readers missed \(misses) lookups; count \(count), expected \(n + writes)")
+            }
+            return Sample(metrics: sample(result, finalCount: count, suffix: "Frozen").metrics)
         }
         try await run(
             "W9",
@@ -273,9 +306,21 @@ extension Bench {
                 Metric(
                     key: "writesYield", label: "readers yield after each read: writes/s", unit: "/s",
                     higherIsBetter: true),
+                Metric(
+                    key: "readsFrozen", label: "readers of frozen snapshots (freeze() per lookup): reads/s", unit: "/s",
+                    higherIsBetter: true, engines: [.actorStore]),
+                Metric(
+                    key: "writesFrozen", label: "readers of frozen snapshots (freeze() per lookup): writes/s",
+                    unit: "/s", higherIsBetter: true, engines: [.actorStore]),
             ],
             engines: [
-                .actorStore: { try await both { try await actorStore(yielding: $0) } },
+                .actorStore: {
+                    let a = try await both { try await actorStore(yielding: $0) }
+                    let c = try await actorStoreFrozen()
+                    return Sample(
+                        metrics: a.metrics.merging(c.metrics) { x, _ in x },
+                        checks: a.checks.merging(c.checks) { x, _ in x })
+                },
                 .grdbRecords: { try await both { try await grdb(raw: false, yielding: $0) } },
                 .grdbRaw: { try await both { try await grdb(raw: true, yielding: $0) } },
             ])

@@ -189,3 +189,79 @@ extension Bench {
         return sample
     }
 }
+
+extension Bench {
+    // MARK: W14 single-object non-durable transactions
+
+    /// W14: `fastCommits` serial single-object transactions into an empty store without a sync per commit:
+    /// ActorStore at durability `.none`, GRDB at its default `synchronous=NORMAL` (WAL: no fsync at commit,
+    /// only at checkpoints). What it measures is the per-commit overhead of each engine (the transaction,
+    /// the record, the hand-offs between tasks), not the disk. Timed: all the commits. Checked: count and
+    /// checksum.
+    func w14() async throws {
+        let n = plan.fastCommits
+        try await run(
+            "W14", "\(n) serial single-object non-durable transactions (ActorStore .none, GRDB synchronous=NORMAL)",
+            metrics: [
+                Metric(key: "rate", label: "serial non-durable commits/s", unit: "/s", higherIsBetter: true),
+                Metric(key: "p50", label: "commit latency p50", unit: "µs"),
+            ],
+            engines: [
+                .actorStore: { [self] in
+                    let path = workspace.newPath("w14", "realm")
+                    defer { workspace.remove(path) }
+                    var configuration = Workspace.realmConfiguration(path)
+                    configuration.durability = .none
+                    let realm = try await Realm(configuration: configuration)
+                    var latencies: [Double] = []
+                    latencies.reserveCapacity(n)
+                    let start = monotonicNanos()
+                    for i in 0..<n {
+                        let t = monotonicNanos()
+                        try await realm.write { realm in
+                            let object = Item()
+                            object.fill(i)
+                            realm.add(object)
+                        }
+                        latencies.append(secondsSince(t))
+                    }
+                    let seconds = secondsSince(start)
+                    let (count, digest) = await realmSummary(realm, Item.self)
+                    return Sample(
+                        metrics: ["rate": Double(n) / seconds, "p50": percentile(latencies, 0.5) * 1e6],
+                        checks: checks(count: count, digest: digest))
+                },
+                .grdbRecords: { [self] in try await grdbFastCommits(n, raw: false) },
+                .grdbRaw: { [self] in try await grdbFastCommits(n, raw: true) },
+            ])
+    }
+
+    private func grdbFastCommits(_ n: Int, raw: Bool) async throws -> Sample {
+        let path = workspace.newPath("w14", "sqlite")
+        defer { workspace.remove(path) }
+        let pool = try Workspace.openPool(path)
+        let mode = try await pool.write { db in
+            try Schema.create(db, indexed: false)
+            return try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+        }
+        guard mode == 1 else { throw Failure("W14: GRDB's writer runs with synchronous=\(mode), not NORMAL (1)") }
+        var latencies: [Double] = []
+        latencies.reserveCapacity(n)
+        let start = monotonicNanos()
+        for i in 0..<n {
+            let t = monotonicNanos()
+            if raw {
+                try await pool.write { db in try Raw.insert(try db.cachedStatement(sql: Raw.insertSQL), db, i) }
+            } else {
+                try await pool.write { db in try ItemRecord(i).insert(db) }
+            }
+            latencies.append(secondsSince(t))
+        }
+        let seconds = secondsSince(start)
+        let (count, digest) = try await pool.read { db in try Schema.summary(db) }
+        try pool.close()
+        return Sample(
+            metrics: ["rate": Double(n) / seconds, "p50": percentile(latencies, 0.5) * 1e6],
+            checks: checks(count: count, digest: digest))
+    }
+}

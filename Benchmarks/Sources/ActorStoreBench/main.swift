@@ -22,6 +22,7 @@ enum Workload: String, BenchmarkCase {
     case w11 = "W11"
     case w12 = "W12"
     case w13 = "W13"
+    case w14 = "W14"
     // Last: writing gigabytes can use up a cloud disk's burst budget and slow every later fsync.
     case raw = "RAW"
 
@@ -40,6 +41,7 @@ enum Workload: String, BenchmarkCase {
         case .w11: "sort random strings and ints"
         case .w12: "bulk work: add an index, set-based updates, top-1, range count, range delete"
         case .w13: "serial durable commits at equal durability (GRDB at synchronous=FULL)"
+        case .w14: "serial non-durable commits: per-commit overhead (ActorStore .none, GRDB synchronous=NORMAL)"
         case .raw: "the disk itself: append + fdatasync latency, sequential write throughput"
         }
     }
@@ -59,13 +61,14 @@ enum Workload: String, BenchmarkCase {
         case .w11: try await bench.w11()
         case .w12: try await bench.w12()
         case .w13: try await bench.w13()
+        case .w14: try await bench.w14()
         case .raw: try await bench.rawIO()
         }
     }
 }
 
 let usage = """
-    usage: actorstore-bench [--quick] [--only W1,...,W13,RAW] [--json FILE] [--runs N] [--dir DIR]
+    usage: actorstore-bench [--quick] [--only W1,...,W14,RAW] [--json FILE] [--runs N] [--dir DIR]
 
       --quick        10x-100x smaller sizes and 1 run per engine (CI)
       --only NAMES   run only these workloads (comma-separated, any case)

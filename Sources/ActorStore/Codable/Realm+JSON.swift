@@ -74,7 +74,7 @@ extension FrozenRealm {
 
 extension Realm {
     /// Writes the realm's current objects as ActorStore JSON: ``FrozenRealm/exportJSON(to:classes:progress:)-(URL,_,_)``
-    /// of ``freeze()``. The write happens outside the realm's actor, so the realm stays usable meanwhile.
+    /// of ``freeze()-576i``. The write happens outside the realm's actor, so the realm stays usable meanwhile.
     ///
     /// ```swift
     /// try await realm.exportJSON(to: URL(filePath: "backup.jsonl"))

@@ -118,8 +118,9 @@ extension Realm {
             closeTransaction(session, committed: false)
             throw failure
         }
+        let result: CommitResult
         do {
-            try await session.transaction.commit()
+            result = try await session.transaction.commit()
         } catch {
             closeTransaction(session, committed: false)
             throw RealmError(error)
@@ -128,8 +129,14 @@ extension Realm {
         // A commit may complete without suspending (durability `.none`, or a lone commit that polled for
         // its sync), so a loop of writes could hold its thread as a loop of reads does (see `read`): give it
         // up once per time slice, as a writer waiting for a thread (readers of the file give theirs up at
-        // once, so it runs again soon).
-        if isTurnOver(now: DispatchTime.now().uptimeNanoseconds) { await engine.yieldWriter() }
+        // once, so it runs again soon). A commit that suspended for its sync has just had its turn: giving
+        // the thread up again would cost a second wait for a thread of the pool in the same write.
+        let now = DispatchTime.now().uptimeNanoseconds
+        if result.suspended {
+            startTurn(now: now)
+        } else if isTurnOver(now: now) {
+            await engine.yieldWriter()
+        }
     }
 
     /// Discards everything the open write transaction did. Objects it added become invalidated; objects it

@@ -372,7 +372,7 @@ final class CommitWaiter: Sendable {
         // A continuation stored here is resumed by `complete` only, which counted it.
         defer { if suspended { resumptions.resumed() } }
         do {
-            return try await withCheckedThrowingContinuation { continuation in
+            var result = try await withCheckedThrowingContinuation { continuation in
                 let done = state.withLock { s -> Result<CommitResult, StorageError>? in
                     if let result = s.result { return result }
                     s.continuation = continuation
@@ -381,6 +381,8 @@ final class CommitWaiter: Sendable {
                 suspended = done == nil
                 if let done { continuation.resume(with: done.mapError { $0 as any Error }) }
             }
+            result.suspended = suspended
+            return result
         } catch let error as StorageError {
             throw error
         } catch {

@@ -172,4 +172,7 @@ package struct CommitResult: Sendable {
     /// The version the commit created (durable per the engine's durability when this is returned).
     package var version: Version
     package var changes: ChangeSet
+    /// Whether the committing task suspended while it waited for the commit's sync (it gave its thread up,
+    /// and was resumed once the commit was durable), so the caller need not give its thread up again.
+    package var suspended = false
 }
