@@ -53,35 +53,6 @@ final class FakeFile {
     }
 }
 
-/// Compares a tree with its model completely: count, iteration, select and rank, point reads, floor.
-private func difference(_ tree: IntTree, _ model: [Int64: Int64]) -> String? {
-    tree.checkInvariants()
-    if tree.count != model.count { return "count \(tree.count), expected \(model.count)" }
-    let sorted = model.keys.sorted()
-    var position = 0
-    for (key, value) in tree {
-        guard position < sorted.count, sorted[position] == key, model[key] == value else {
-            return "entry \(position) is (\(key), \(value))"
-        }
-        if position % 7 == 0 {
-            if tree.element(at: position).key != key { return "element(at: \(position))" }
-            if tree.offset(of: key) != position { return "offset(of: \(key))" }
-        }
-        position += 1
-    }
-    if position != sorted.count { return "iteration yields \(position) entries" }
-    for key in sorted.prefix(500) where tree.value(forKey: key) != model[key] { return "value(forKey: \(key))" }
-    if let first = sorted.first, tree.first?.key != first { return "first" }
-    if let last = sorted.last, tree.last?.key != last { return "last" }
-    for key in sorted.prefix(50) {
-        // The floor of a key between two stored ones is the smaller.
-        let probe = key + 1
-        let expected = model[probe] != nil ? probe : key
-        if tree.floor(probe)?.key != expected { return "floor(\(probe))" }
-    }
-    return nil
-}
-
 @Suite("B+tree nodes in the file: written by checkpoints, loaded on first use")
 struct BTreeStorageTests {
     @Test("a tree written to the file and read back lazily equals the original; changes copy loaded nodes")
@@ -101,7 +72,7 @@ struct BTreeStorageTests {
         let loaded = IntTree(
             fileRoot: root.offset, count: tree.count, bytes: root.bytes, store: file.store(),
             decoder: IntTree.makeDecoder())
-        #expect(difference(loaded, model) == nil)
+        #expect(treeDifference(loaded, model) == nil)
 
         // Changes copy the loaded nodes they touch; the stub-rooted tree keeps its version.
         var changed = loaded
@@ -118,8 +89,8 @@ struct BTreeStorageTests {
                 changedModel[key] = Int64(step)
             }
         }
-        #expect(difference(changed, changedModel) == nil)
-        #expect(difference(loaded, model) == nil)
+        #expect(treeDifference(changed, changedModel) == nil)
+        #expect(treeDifference(loaded, model) == nil)
 
         // A second checkpoint writes only the nodes that changed, and reads back equal.
         let before = file.bytes.count
@@ -128,23 +99,23 @@ struct BTreeStorageTests {
         let reloaded = IntTree(
             fileRoot: secondRoot.offset, count: changed.count, bytes: secondRoot.bytes, store: secondStore,
             decoder: IntTree.makeDecoder())
-        #expect(difference(reloaded, changedModel) == nil)
+        #expect(treeDifference(reloaded, changedModel) == nil)
         #expect(file.bytes.count - before < before / 2, "the second checkpoint rewrote most nodes")
 
         // Dropping loaded nodes keeps the contents.
-        #expect(difference(reloaded.unloaded(), changedModel) == nil)
+        #expect(treeDifference(reloaded.unloaded(), changedModel) == nil)
         #expect(secondStore.damage == nil)
 
         // The changed tree, its written nodes replaced by stubs of the new store, then changed further: the
         // same entries as the model (the written nodes are read from the file).
         var rebased = changed.rebased(onto: file.written, store: secondStore, decoder: IntTree.makeDecoder())
-        #expect(difference(rebased, changedModel) == nil)
+        #expect(treeDifference(rebased, changedModel) == nil)
         let third = MutationToken.next()
         for key in Int64(0)..<200 {
             rebased.updateValue(-key, forKey: key, token: third)
             changedModel[key] = -key
         }
-        #expect(difference(rebased, changedModel) == nil)
+        #expect(treeDifference(rebased, changedModel) == nil)
         #expect(secondStore.damage == nil)
     }
 

@@ -6,30 +6,6 @@ import Testing
 
 private typealias IntTree = PersistentBTree<Int64, Int64>
 
-/// Compares `tree` with the model completely (after checking the tree's invariants, which trap): count,
-/// every entry in order, select and rank at every 13th position, point reads of the model's keys and of
-/// `removed` keys (which must be gone).
-private func difference(_ tree: IntTree, _ model: [Int64: Int64], removed: [Int64] = []) -> String? {
-    tree.checkInvariants()
-    if tree.count != model.count { return "count \(tree.count), expected \(model.count)" }
-    let sorted = model.keys.sorted()
-    var position = 0
-    for (key, value) in tree {
-        guard position < sorted.count, sorted[position] == key, model[key] == value else {
-            return "entry \(position) is (\(key), \(value))"
-        }
-        if position % 13 == 0 {
-            if tree.element(at: position).key != key { return "element(at: \(position))" }
-            if tree.offset(of: key) != position { return "offset(of: \(key))" }
-        }
-        position += 1
-    }
-    if position != sorted.count { return "iteration yields \(position) entries" }
-    for key in sorted where tree.value(forKey: key) != model[key] { return "value(forKey: \(key))" }
-    for key in removed where tree.contains(key) { return "removed key \(key) is still there" }
-    return nil
-}
-
 /// Which keys of a tree a removal takes.
 private enum Pattern: CaseIterable, CustomStringConvertible {
     case everything, denseRange, prefix, suffix, scattered, mostly, runsOf50, single, someMissing, allButFew,
@@ -116,9 +92,9 @@ struct BulkRemoveTests {
                     var expected = model
                     for key in keys { expected[key] = nil }
                     #expect(removed == model.count - expected.count, "n \(n) bulk \(bulk) \(pattern)")
-                    let problem = difference(tree, expected, removed: keys)
+                    let problem = treeDifference(tree, expected, removed: keys)
                     #expect(problem == nil, "n \(n) bulk \(bulk) \(pattern)")
-                    #expect(difference(original, model) == nil, "the copy changed: n \(n) bulk \(bulk) \(pattern)")
+                    #expect(treeDifference(original, model) == nil, "the copy changed: n \(n) bulk \(bulk) \(pattern)")
                 }
             }
         }
@@ -139,7 +115,7 @@ struct BulkRemoveTests {
             var model: [Int64: Int64] = [:]
             for key in Int64(128 * 128)..<n { model[key] = key }
             model[kept] = kept
-            #expect(difference(changed, model, removed: Array(keys.prefix(100))) == nil, "kept \(kept)")
+            #expect(treeDifference(changed, model, removed: Array(keys.prefix(100))) == nil, "kept \(kept)")
         }
     }
 
@@ -165,18 +141,18 @@ struct BulkRemoveTests {
                 tree.updateValue(Int64(round), forKey: key, token: token)
                 model[key] = Int64(round)
             }
-            let problem = difference(tree, model)
+            let problem = treeDifference(tree, model)
             #expect(problem == nil, "round \(round) \(pattern)")
         }
         for (i, snapshot) in snapshots.enumerated() {
-            let problem = difference(snapshot.0, snapshot.1)
+            let problem = treeDifference(snapshot.0, snapshot.1)
             #expect(problem == nil, "snapshot \(i) changed")
         }
         // Down to empty, then grows again.
         tree.removeValues(sortedKeys: model.keys.sorted(), token: token)
         #expect(tree.isEmpty && tree.first == nil)
         tree.updateValue(1, forKey: 1, token: token)
-        #expect(difference(tree, [1: 1]) == nil)
+        #expect(treeDifference(tree, [1: 1]) == nil)
     }
 
     @Test(
@@ -195,15 +171,15 @@ struct BulkRemoveTests {
             changed.removeValues(sortedKeys: keys, token: MutationToken.next())
             var expected = model
             for key in keys { expected[key] = nil }
-            let problem = difference(changed, expected, removed: keys)
+            let problem = treeDifference(changed, expected, removed: keys)
             #expect(problem == nil, "\(pattern)")
-            #expect(difference(loaded, model) == nil, "the loaded tree changed: \(pattern)")
+            #expect(treeDifference(loaded, model) == nil, "the loaded tree changed: \(pattern)")
             // The changed tree written and read back is still the model.
             if let second = file.write(changed) {
                 let reloaded = IntTree(
                     fileRoot: second.offset, count: changed.count, bytes: second.bytes, store: file.store(),
                     decoder: IntTree.makeDecoder())
-                #expect(difference(reloaded, expected) == nil, "reloaded: \(pattern)")
+                #expect(treeDifference(reloaded, expected) == nil, "reloaded: \(pattern)")
             } else {
                 #expect(expected.isEmpty)
             }
@@ -320,42 +296,19 @@ struct BatchDeleteTests {
                 if linked != nil {
                     #expect(try txn.values(owners, ObjectKey(0))?[1] == .null, "round \(round): the link was cleared")
                 }
-                try Self.check(txn, items, owners, working)
+                try checkItems(txn, items, owners: owners, tags: 7, linkColumn: 2, working)
                 if round % 5 == 4 {
                     txn.rollback()
                 } else {
                     try await txn.commit()
                     model = working
                 }
-                try Self.check(try engine.snapshot(), items, owners, model)
+                try checkItems(try engine.snapshot(), items, owners: owners, tags: 7, linkColumn: 2, model)
             }
             await engine.close()
             engine = try await memoryEngine(fs, durability: .none)
-            try Self.check(try engine.snapshot(), items, owners, model)
+            try checkItems(try engine.snapshot(), items, owners: owners, tags: 7, linkColumn: 2, model)
             await engine.close()
-        }
-    }
-
-    /// Every row equals the model's, and nothing else is there; the primary keys, the tag index and the
-    /// owners' backlinks list exactly the model's objects.
-    private static func check(
-        _ store: some ReadableStore, _ items: TableID, _ owners: TableID, _ model: [ObjectKey: [Value]]
-    ) throws {
-        #expect(store.count(items) == model.count)
-        for (key, row) in model {
-            let stored = try #require(try store.values(items, key))
-            if stored != row { Issue.record("object \(key): stored \(stored), model \(row)") }
-            #expect(store.object(items, primaryKey: row[0]) == key)
-        }
-        for tag in 0..<7 {
-            let expected = model.filter { $0.value[1] == .int(Int64(tag)) }.keys.sorted()
-            #expect(store.objects(items, column: 1, equalTo: .int(Int64(tag)))?.sorted() == expected, "tag \(tag)")
-        }
-        for owner in 0..<5 {
-            let key = ObjectKey(Int64(owner))
-            let expected = model.filter { $0.value[2] == .link(key) }.keys.sorted()
-            let linked = store.backlinks(to: owners, key).filter { $0.source == items }.map(\.key).sorted()
-            #expect(linked == expected, "owner \(owner)")
         }
     }
 }

@@ -204,7 +204,7 @@ struct PatchedUpdateTests {
                         working[key] = nil
                     }
                 }
-                try Self.check(txn, items, owners, working)
+                try checkItems(txn, items, owners: owners, tags: 6, linkColumn: 4, working)
                 if rng.next() % 5 == 0 {
                     txn.rollback()
                 } else {
@@ -212,10 +212,10 @@ struct PatchedUpdateTests {
                     committed = working
                 }
             }
-            try Self.check(try engine.snapshot(), items, owners, committed)
+            try checkItems(try engine.snapshot(), items, owners: owners, tags: 6, linkColumn: 4, committed)
             await engine.close()
             engine = try await memoryEngine(fs, durability: .none)
-            try Self.check(try engine.snapshot(), items, owners, committed)
+            try checkItems(try engine.snapshot(), items, owners: owners, tags: 6, linkColumn: 4, committed)
             await engine.close()
         }
     }
@@ -260,7 +260,7 @@ struct PatchedUpdateTests {
                 model[key]![1] = .int(3)
                 model[key]![4] = .link(ObjectKey(2))
             }
-            try Self.check(txn, items, owners, model)
+            try checkItems(txn, items, owners: owners, tags: 6, linkColumn: 4, model)
             let modified = try #require(txn.changes.tables[items]?.modified)
             #expect(modified.count == model.count)
             for key in model.keys {
@@ -278,30 +278,8 @@ struct PatchedUpdateTests {
             #expect(deletedAsRecorded, "the change set's deleted keys are the rows deleted")
             #expect(doomed.allSatisfy { recorded.modified[$0] == nil })
             try await txn.commit()
-            try Self.check(try engine.snapshot(), items, owners, model)
+            try checkItems(try engine.snapshot(), items, owners: owners, tags: 6, linkColumn: 4, model)
             await engine.close()
-        }
-    }
-
-    /// Every row equals the model's; the tag index and the owners' backlinks list exactly the model's objects.
-    private static func check(
-        _ store: some ReadableStore, _ items: TableID, _ owners: TableID, _ model: [ObjectKey: [Value]]
-    ) throws {
-        #expect(store.count(items) == model.count)
-        for (key, row) in model {
-            let stored = try #require(try store.values(items, key))
-            if stored != row { Issue.record("object \(key): stored \(stored), model \(row)") }
-            #expect(store.object(items, primaryKey: row[0]) == key)
-        }
-        for tag in 0..<6 {
-            let expected = model.filter { $0.value[1] == .int(Int64(tag)) }.keys.sorted()
-            #expect(store.objects(items, column: 1, equalTo: .int(Int64(tag)))?.sorted() == expected)
-        }
-        for owner in 0..<5 {
-            let key = ObjectKey(Int64(owner))
-            let expected = model.filter { $0.value[4] == .link(key) }.keys.sorted()
-            let linked = store.backlinks(to: owners, key).filter { $0.source == items }.map(\.key).sorted()
-            #expect(linked == expected, "owner \(owner)")
         }
     }
 }
