@@ -98,6 +98,44 @@ func insertObjects(_ realm: Realm, _ range: Range<Int>, indexed: Bool) async thr
     }
 }
 
+/// Commits objects `0..<n` into `realm`, one `write` each, serially: (commits per second, p50 latency in µs).
+/// What W2's serial part, W13 and W14 time on the ActorStore side (the realm's durability sets which).
+func serialCommits(_ realm: Realm, _ n: Int) async throws -> (rate: Double, p50: Double) {
+    try await serialCommits(n) { i in
+        try await realm.write { realm in
+            let object = Item()
+            object.fill(i)
+            realm.add(object)
+        }
+    }
+}
+
+/// GRDB's side of ``serialCommits(_:_:)``: one `pool.write` per object, raw statements or records.
+func serialCommits(_ pool: DatabasePool, _ n: Int, raw: Bool) async throws -> (rate: Double, p50: Double) {
+    try await serialCommits(n) { i in
+        if raw {
+            try await pool.write { db in try Raw.insert(try db.cachedStatement(sql: Raw.insertSQL), db, i) }
+        } else {
+            try await pool.write { db in try ItemRecord(i).insert(db) }
+        }
+    }
+}
+
+/// Runs `commit(i)` for `i` in `0..<n`, timing each: (per second, p50 in µs).
+private func serialCommits(
+    _ n: Int, _ commit: (Int) async throws -> Void
+) async throws -> (rate: Double, p50: Double) {
+    var latencies: [Double] = []
+    latencies.reserveCapacity(n)
+    let start = monotonicNanos()
+    for i in 0..<n {
+        let t = monotonicNanos()
+        try await commit(i)
+        latencies.append(secondsSince(t))
+    }
+    return (Double(n) / secondsSince(start), percentile(latencies, 0.5) * 1e6)
+}
+
 /// (count, checksum) of every object of a realm.
 func realmSummary<T: ItemObject>(_ realm: Realm, _ type: T.Type) async -> (Int, Int) {
     await realm.read { realm in

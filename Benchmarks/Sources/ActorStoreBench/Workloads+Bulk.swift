@@ -258,21 +258,8 @@ extension Bench {
                     sample.metrics["control"] = try appendSyncP50(samples: 200) * 1e6
                     let path = workspace.newPath("w13", "realm")
                     defer { workspace.remove(path) }
-                    var latencies: [Double] = []
-                    latencies.reserveCapacity(n)
                     let realm = try await Realm(configuration: Workspace.realmConfiguration(path))
-                    let start = monotonicNanos()
-                    for i in 0..<n {
-                        let t = monotonicNanos()
-                        try await realm.write { realm in
-                            let object = Item()
-                            object.fill(i)
-                            realm.add(object)
-                        }
-                        latencies.append(secondsSince(t))
-                    }
-                    sample.metrics["rate"] = Double(n) / secondsSince(start)
-                    sample.metrics["p50"] = percentile(latencies, 0.5) * 1e6
+                    (sample.metrics["rate"], sample.metrics["p50"]) = try await serialCommits(realm, n)
                     let (count, digest) = await realmSummary(realm, Item.self)
                     sample.checks = checks(count: count, digest: digest)
                     return sample
@@ -300,20 +287,7 @@ extension Bench {
             return try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
         }
         guard mode == 2 else { throw Failure("W13: GRDB's writer runs with synchronous=\(mode), not FULL (2)") }
-        var latencies: [Double] = []
-        latencies.reserveCapacity(n)
-        let start = monotonicNanos()
-        for i in 0..<n {
-            let t = monotonicNanos()
-            if raw {
-                try await pool.write { db in try Raw.insert(try db.cachedStatement(sql: Raw.insertSQL), db, i) }
-            } else {
-                try await pool.write { db in try ItemRecord(i).insert(db) }
-            }
-            latencies.append(secondsSince(t))
-        }
-        sample.metrics["rate"] = Double(n) / secondsSince(start)
-        sample.metrics["p50"] = percentile(latencies, 0.5) * 1e6
+        (sample.metrics["rate"], sample.metrics["p50"]) = try await serialCommits(pool, n, raw: raw)
         let (count, digest) = try await pool.read { db in try Schema.summary(db) }
         sample.checks = checks(count: count, digest: digest)
         try pool.close()

@@ -81,21 +81,8 @@ extension Bench {
                     do {
                         let path = workspace.newPath("w2", "realm")
                         defer { workspace.remove(path) }
-                        var latencies: [Double] = []
-                        latencies.reserveCapacity(n)
                         let realm = try await Realm(configuration: Workspace.realmConfiguration(path))
-                        let start = monotonicNanos()
-                        for i in 0..<n {
-                            let t = monotonicNanos()
-                            try await realm.write { realm in
-                                let object = Item()
-                                object.fill(i)
-                                realm.add(object)
-                            }
-                            latencies.append(secondsSince(t))
-                        }
-                        sample.metrics["serialRate"] = Double(n) / secondsSince(start)
-                        sample.metrics["serialP50"] = percentile(latencies, 0.5) * 1e6
+                        (sample.metrics["serialRate"], sample.metrics["serialP50"]) = try await serialCommits(realm, n)
                         let (count, digest) = await realmSummary(realm, Item.self)
                         sample.checks["serialCount"] = "\(count)"
                         sample.checks["serialDigest"] = "\(digest)"
@@ -150,16 +137,7 @@ extension Bench {
             defer { workspace.remove(path) }
             let pool = try Workspace.openPool(path)
             try await pool.write { db in try Schema.create(db, indexed: false) }
-            var latencies: [Double] = []
-            latencies.reserveCapacity(n)
-            let start = monotonicNanos()
-            for i in 0..<n {
-                let t = monotonicNanos()
-                try await insert(pool, i)
-                latencies.append(secondsSince(t))
-            }
-            sample.metrics["serialRate"] = Double(n) / secondsSince(start)
-            sample.metrics["serialP50"] = percentile(latencies, 0.5) * 1e6
+            (sample.metrics["serialRate"], sample.metrics["serialP50"]) = try await serialCommits(pool, n, raw: raw)
             let (count, digest) = try await pool.read { db in try Schema.summary(db) }
             sample.checks["serialCount"] = "\(count)"
             sample.checks["serialDigest"] = "\(digest)"
@@ -213,23 +191,9 @@ extension Bench {
                     var configuration = Workspace.realmConfiguration(path)
                     configuration.durability = .none
                     let realm = try await Realm(configuration: configuration)
-                    var latencies: [Double] = []
-                    latencies.reserveCapacity(n)
-                    let start = monotonicNanos()
-                    for i in 0..<n {
-                        let t = monotonicNanos()
-                        try await realm.write { realm in
-                            let object = Item()
-                            object.fill(i)
-                            realm.add(object)
-                        }
-                        latencies.append(secondsSince(t))
-                    }
-                    let seconds = secondsSince(start)
+                    let (rate, p50) = try await serialCommits(realm, n)
                     let (count, digest) = await realmSummary(realm, Item.self)
-                    return Sample(
-                        metrics: ["rate": Double(n) / seconds, "p50": percentile(latencies, 0.5) * 1e6],
-                        checks: checks(count: count, digest: digest))
+                    return Sample(metrics: ["rate": rate, "p50": p50], checks: checks(count: count, digest: digest))
                 },
                 .grdbRecords: { [self] in try await grdbFastCommits(n, raw: false) },
                 .grdbRaw: { [self] in try await grdbFastCommits(n, raw: true) },
@@ -245,23 +209,9 @@ extension Bench {
             return try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
         }
         guard mode == 1 else { throw Failure("W14: GRDB's writer runs with synchronous=\(mode), not NORMAL (1)") }
-        var latencies: [Double] = []
-        latencies.reserveCapacity(n)
-        let start = monotonicNanos()
-        for i in 0..<n {
-            let t = monotonicNanos()
-            if raw {
-                try await pool.write { db in try Raw.insert(try db.cachedStatement(sql: Raw.insertSQL), db, i) }
-            } else {
-                try await pool.write { db in try ItemRecord(i).insert(db) }
-            }
-            latencies.append(secondsSince(t))
-        }
-        let seconds = secondsSince(start)
+        let (rate, p50) = try await serialCommits(pool, n, raw: raw)
         let (count, digest) = try await pool.read { db in try Schema.summary(db) }
         try pool.close()
-        return Sample(
-            metrics: ["rate": Double(n) / seconds, "p50": percentile(latencies, 0.5) * 1e6],
-            checks: checks(count: count, digest: digest))
+        return Sample(metrics: ["rate": rate, "p50": p50], checks: checks(count: count, digest: digest))
     }
 }
