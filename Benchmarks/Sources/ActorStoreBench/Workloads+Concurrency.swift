@@ -239,7 +239,9 @@ extension Bench {
             try pool.close()
             return sample(result, finalCount: count, suffix: yielding ? "Yield" : "")
         }
-        func actorStore(yielding: Bool) async throws -> Sample {
+        /// ActorStore's run: readers look objects up with `read` (`frozen` false) or in a new frozen snapshot per
+        /// lookup (`await realm.freeze()`), beside one writer. (count, and the mixed result.)
+        func actorStoreRun(yielding: Bool, frozen: Bool) async throws -> ((Int, Int, Int, Double), Int) {
             let path = try fixtures.copy(realmFixture, "realm")
             defer { workspace.remove(path) }
             let configuration = Workspace.realmConfiguration(path)
@@ -250,7 +252,13 @@ extension Bench {
             let result = try await mixed(
                 yielding: yielding,
                 read: { reader, key in
-                    await readers[reader].read { realm in
+                    if frozen {
+                        let snapshot = await readers[reader].freeze()
+                        return snapshot.object(ofType: Item.self, forPrimaryKey: key).map {
+                            Dataset.digest(id: $0.id, name: $0.name, age: $0.age, score: $0.score)
+                        } != nil
+                    }
+                    return await readers[reader].read { realm in
                         realm.object(ofType: Item.self, forPrimaryKey: key).map { $0.digest } != nil
                     }
                 },
@@ -262,31 +270,14 @@ extension Bench {
                     }
                 })
             let count = await writer.read { realm in realm.objects(Item.self).count }
+            return (result, count)
+        }
+        func actorStore(yielding: Bool) async throws -> Sample {
+            let (result, count) = try await actorStoreRun(yielding: yielding, frozen: false)
             return sample(result, finalCount: count, suffix: yielding ? "Yield" : "")
         }
         func actorStoreFrozen() async throws -> Sample {
-            let path = try fixtures.copy(realmFixture, "realm")
-            defer { workspace.remove(path) }
-            let configuration = Workspace.realmConfiguration(path)
-            let readers = [
-                try await Realm(configuration: configuration), try await Realm(configuration: configuration),
-            ]
-            let writer = try await Realm(configuration: configuration)
-            let result = try await mixed(
-                read: { reader, key in
-                    let snapshot = await readers[reader].freeze()
-                    return snapshot.object(ofType: Item.self, forPrimaryKey: key).map {
-                        Dataset.digest(id: $0.id, name: $0.name, age: $0.age, score: $0.score)
-                    } != nil
-                },
-                write: { i in
-                    try await writer.write { realm in
-                        let object = Item()
-                        object.fill(i)
-                        realm.add(object)
-                    }
-                })
-            let count = await writer.read { realm in realm.objects(Item.self).count }
+            let (result, count) = try await actorStoreRun(yielding: false, frozen: true)
             // Checked here: the GRDB engines have no such run to compare checks with.
             let (_, misses, writes, _) = result
             guard misses == 0, count == n + writes else {
