@@ -3,7 +3,7 @@ import ActorStoreTestSupport
 import Foundation
 import Testing
 
-// Set-based writes (`Results.setValue(_:forKey:)`, `Results.update(_:)`, `Realm.delete(_: Results)`) against a
+// Set-based writes (`Results.setValue(_:forKey:)`, `Results.update(_:)`, `Results.update(_:_:)`, `Realm.delete(_: Results)`) against a
 // plain-Swift oracle: random predicates (indexed equality and ranges, BETWEEN on the primary key, scans, links
 // and embedded objects), every object compared after each commit, and an observer that must receive exactly
 // the change set the oracle computes. Replay a seed with ACTORSTORE_BULK_SEED=<seed>.
@@ -140,7 +140,7 @@ struct BKPredicate: CustomStringConvertible {
         for step in 0..<Self.steps {
             let predicate = BKPredicate.random(using: &random, count: nextID)
             let matches = Set(oracle.filter { predicate.test($0.key, $0.value) }.keys)
-            let operation = Int.random(in: 0..<6, using: &random)
+            let operation = Int.random(in: 0..<8, using: &random)
             let value = Int.random(in: 0..<60, using: &random)
             let before = oracle.keys.sorted()
             let beforeRows = oracle
@@ -158,6 +158,8 @@ struct BKPredicate: CustomStringConvertible {
                     }
                 case 3: realm.delete(results)
                 case 4: results.setValue(["x": value], forKey: "spot")
+                case 6: results.update(\.score) { $0 += value % 3 }
+                case 7: results.update(\.age) { $0 = ($0 + value) % 25 }
                 default:
                     let tag = realm.objects(BKTag.self).where { $0.label == "t\(value % 3)" }.first
                     results.setValue(value % 4 == 0 ? nil : tag, forKey: "tag")
@@ -174,6 +176,8 @@ struct BKPredicate: CustomStringConvertible {
                     oracle[id] = nil
                     for tag in lists.keys { lists[tag]!.removeAll { $0 == id } }
                 case 4: oracle[id]!.spot = value
+                case 6: oracle[id]!.score += value % 3
+                case 7: oracle[id]!.age = (oracle[id]!.age + value) % 25
                 default: oracle[id]!.tag = value % 4 == 0 ? nil : "t\(value % 3)"
                 }
             }
@@ -286,5 +290,85 @@ struct BKPredicate: CustomStringConvertible {
         }
         let scores = await realm.read { $0.objects(BKItem.self).map(\.score) }
         #expect(scores == [0, 0, 0, 0, 0])
+    }
+    @Test func computedUpdateOfOnePropertySeesAndSurvivesWritesFromItsTransform() async throws {
+        struct Stop: Error {}
+        let realm = try await Realm(configuration: testConfiguration([BKItem.self, BKTag.self, BKSpot.self]))
+        let n = 5_000  // more than the engine applies at a time
+        let (seen, counted) = try await realm.write { realm -> ([Int], Int) in
+            for i in 0..<n { realm.create(BKItem.self, value: ["id": i, "age": i % 7, "score": i]) }
+            var seen: [Int] = []
+            var counted = -1
+            realm.objects(BKItem.self).update(\.score) { score in
+                if score == 10 {
+                    // A write from the transform: object 20 gets +1000 before its turn, object 5 after it.
+                    realm.object(ofType: BKItem.self, forPrimaryKey: 20)!.score += 1000
+                    realm.object(ofType: BKItem.self, forPrimaryKey: 5)!.score += 1000
+                    seen.append(realm.object(ofType: BKItem.self, forPrimaryKey: 9)!.score)  // already updated
+                }
+                if score == 4_500 {
+                    // A query reads the updates before it (more than a chunk of them).
+                    counted = realm.objects(BKItem.self).where { $0.score > 4_500 }.count
+                }
+                score += 1
+            }
+            return (seen, counted)
+        }
+        #expect(seen == [10])
+        // By object 4_500's turn, objects 0...4_499 hold i + 1 (at most 4_500; 5 and 20 are near 1_000):
+        // the scores above 4_500 are the objects not reached yet.
+        #expect(counted == n - 4_501)
+        let scores = await realm.read { $0.objects(BKItem.self).map(\.score) }
+        var expected = (0..<n).map { $0 + 1 }
+        expected[20] += 1000
+        expected[5] += 1000
+        #expect(scores == expected)
+        // The indexed property, through the index afterwards.
+        try await realm.write { realm in realm.objects(BKItem.self).where { $0.age == 3 }.update(\.age) { $0 = 6 } }
+        let ages = await realm.read { realm in
+            (
+                realm.objects(BKItem.self).where { $0.age == 3 }.count,
+                realm.objects(BKItem.self).where { $0.age == 6 }.count
+            )
+        }
+        #expect(ages == (0, (0..<n).filter { $0 % 7 == 3 || $0 % 7 == 6 }.count))
+
+        // A throw stops the update where it is; throwing out of the write rolls everything back.
+        await #expect(throws: Stop.self) {
+            try await realm.write { realm in
+                try realm.objects(BKItem.self).update(\.name) { name in
+                    if realm.objects(BKItem.self).where({ $0.name == "x" }).count == 3 { throw Stop() }
+                    name = "x"
+                }
+            }
+        }
+        #expect(await realm.read { $0.objects(BKItem.self).where { $0.name != "" }.count } == 0)
+        let partial = try await realm.write { realm -> Int in
+            do {
+                try realm.objects(BKItem.self).update(\.name) { name in
+                    if realm.objects(BKItem.self).where({ $0.name == "x" }).count == 3 { throw Stop() }
+                    name = "x"
+                }
+            } catch {}
+            return realm.objects(BKItem.self).where { $0.name == "x" }.count
+        }
+        #expect(partial == 3)
+
+        // Not a property it can compute: the write fails with a message, nothing is committed.
+        let badPaths: [(String, @Sendable (Results<BKItem>) -> Void)] = [
+            ("primary key", { $0.update(\.id) { $0 += 1 } }),
+            ("link", { $0.update(\.tag) { $0 = nil } }),
+        ]
+        for (label, attempt) in badPaths {
+            let error = await #expect(throws: RealmError.self, "\(label)") {
+                try await realm.write { realm in
+                    realm.objects(BKItem.self).setValue(-1, forKey: "score")
+                    attempt(realm.objects(BKItem.self))
+                }
+            }
+            #expect(error?.code == .invalidValue, "\(label)")
+            #expect(error?.message.contains("update(_:_:)") == true, "\(label): \(String(describing: error))")
+            #expect(await realm.read { $0.objects(BKItem.self).where { $0.score == -1 }.count } == 0, "\(label)")
+        }
     }
 }

@@ -93,8 +93,8 @@ struct PatchedUpdateTests {
         }
     }
 
-    private static let owner = TableSchema("Owner", columns: [ColumnSchema("id", ColumnType(.int64), primaryKey: true)])
-    private static let item = TableSchema(
+    static let owner = TableSchema("Owner", columns: [ColumnSchema("id", ColumnType(.int64), primaryKey: true)])
+    static let item = TableSchema(
         "Item",
         columns: [
             ColumnSchema("id", ColumnType(.int64), primaryKey: true),
@@ -112,7 +112,7 @@ struct PatchedUpdateTests {
     }()
 
     /// A random value for column `column` of Item (with 5 owners, keys 0..<5).
-    private static func randomValue(_ column: Int, _ rng: inout SplitMix64) -> Value {
+    static func randomValue(_ column: Int, _ rng: inout SplitMix64) -> Value {
         switch column {
         case 1: .int(Int64(rng.next() % 6))
         case 2: rng.next() % 4 == 0 ? .null : .string(String(repeating: "n", count: Int(rng.next() % 300)))

@@ -34,6 +34,9 @@ extension Bench {
             Metric(key: "open", label: "control: open the store, no change", unit: "ms"),
             Metric(key: "index", label: "add an index on age (ActorStore: open with the new schema)", unit: "ms"),
             Metric(key: "update", label: "update all: score += 1 (results.update / UPDATE … SET score = score + 1)", unit: "s"),
+            Metric(
+                key: "updateKeyPath", label: "update all: score += 1 (results.update(\\.score) / the same UPDATE again)",
+                unit: "s"),
             Metric(key: "setValue", label: "set all: score = 7 (results.setValue / UPDATE … SET score = 7)", unit: "s"),
             Metric(key: "topID", label: "sorted(by id, descending).limit(1), per query", unit: "µs"),
             Metric(key: "topScore", label: "sorted(by score).limit(1) (no index), per query", unit: "ms"),
@@ -66,6 +69,9 @@ extension Bench {
                     sample.metrics["index"] = indexSeconds * 1e3
                     sample.metrics["update"] = try await timed {
                         try await realm.write { realm in realm.objects(Reindexed.Item.self).update { $0.score += 1 } }
+                    }.0
+                    sample.metrics["updateKeyPath"] = try await timed {
+                        try await realm.write { realm in realm.objects(Reindexed.Item.self).update(\.score) { $0 += 1 } }
                     }.0
                     sample.metrics["setValue"] = try await timed {
                         try await realm.write { realm in realm.objects(Reindexed.Item.self).setValue(7.0, forKey: "score") }
@@ -148,6 +154,15 @@ extension Bench {
             }
         }.0 * 1e3
         sample.metrics["update"] = try await timed {
+            try await pool.write { db in
+                if raw {
+                    try Raw.execute(db.cachedStatement(sql: "UPDATE item SET score = score + 1"), db)
+                } else {
+                    _ = try ItemRecord.updateAll(db, Column("score").set(to: Column("score") + 1))
+                }
+            }
+        }.0
+        sample.metrics["updateKeyPath"] = try await timed {
             try await pool.write { db in
                 if raw {
                     try Raw.execute(db.cachedStatement(sql: "UPDATE item SET score = score + 1"), db)

@@ -4,13 +4,14 @@ import Foundation
 
 extension Workloads {
     /// Set-based writes on a fresh realm of N `KeyedDog`s (primary key `id`, no other index), each in its own
-    /// write transaction (durability `.none`): `update { $0.score += 1 }` over every object,
-    /// `setValue(7.0, forKey: "score")` over every object, then `delete` of the half with `id < N/2`.
-    /// The Benchmarks package compares the same three against GRDB's statements (W12).
+    /// write transaction (durability `.none`): `update { $0.score += 1 }` over every object, the same with
+    /// `update(\.score) { $0 += 1 }`, `setValue(7.0, forKey: "score")` over every object, then `delete` of
+    /// the half with `id < N/2`. The Benchmarks package compares the same against GRDB's statements (W12).
     func bulkWriteBenchmark() async throws {
         let bench = Benchmark.bulkWrite.rawValue
         let n = plan.objects
         var updates: [Double] = []
+        var keyPathUpdates: [Double] = []
         var sets: [Double] = []
         var deletes: [Double] = []
         for _ in 0..<plan.runs {
@@ -26,6 +27,9 @@ extension Workloads {
             var start = monotonicNanos()
             try await realm.write { realm in realm.objects(KeyedDog.self).update { $0.score += 1 } }
             updates.append(secondsSince(start))
+            start = monotonicNanos()
+            try await realm.write { realm in realm.objects(KeyedDog.self).update(\.score) { $0 += 1 } }
+            keyPathUpdates.append(secondsSince(start))
             start = monotonicNanos()
             try await realm.write { realm in realm.objects(KeyedDog.self).setValue(7.0, forKey: "score") }
             sets.append(secondsSince(start))
@@ -44,6 +48,10 @@ extension Workloads {
             Measurement(
                 bench, "update { score += 1 } of \(objects) objects", unit: "s", runs: updates,
                 note: "\(Report.format(Summary(updates).median / Double(n) * 1e9)) ns/object"))
+        report.add(
+            Measurement(
+                bench, "update(\\.score) { $0 += 1 } of \(objects) objects", unit: "s", runs: keyPathUpdates,
+                note: "\(Report.format(Summary(keyPathUpdates).median / Double(n) * 1e9)) ns/object"))
         report.add(
             Measurement(
                 bench, "setValue(7, forKey: score) of \(objects) objects", unit: "s", runs: sets,

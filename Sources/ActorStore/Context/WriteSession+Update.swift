@@ -29,31 +29,66 @@ extension WriteSession {
         }
         // The object's cached location is the row's while the context's stamp is unchanged (every change
         // bumps it): passing it saves the engine a lookup.
-        updateRow(
+        let written = updateRow(
             managed.table, managed.key, [(managed.table.columns[ordinal], value)],
             knownLocation: managed.stamp == context.stamp ? managed.location : nil)
+        // The object keeps its row's new location: its next read or write needs no lookup (and, while a
+        // loop over objects is at it, does not make the engine apply the updates it defers).
+        if let written {
+            object._managed?.location = written
+            object._managed?.stamp = context.stamp
+        }
     }
 
     /// Updates columns of a row; embedded objects no longer referenced by it are deleted. With
     /// `reportingUnchanged` (`update: .all`), columns given their current value are reported modified too.
+    /// Returns where the row is now, when the engine says and nothing else was written after it (nil
+    /// otherwise: look it up).
+    @discardableResult
     func updateRow(
         _ binding: TableBinding, _ key: ObjectKey, _ columns: [(column: Int, value: Value)],
         reportingUnchanged: Bool = false, knownLocation: RowLocation? = nil
-    ) {
+    ) -> RowLocation? {
         let owned = binding.embeddedLinkColumns.filter { c in columns.contains { $0.column == c } }
         let before = owned.isEmpty ? [] : embeddedChildren(binding, key, columns: owned)
         guard
-            run({ () throws(StorageError) in
+            let written = run({ () throws(StorageError) in
                 try transaction.update(
                     binding.tableID, key, columns, reportingUnchanged: reportingUnchanged, knownLocation: knownLocation)
-            }) != nil
-        else { return }
-        guard !before.isEmpty else { return }
+            })
+        else { return nil }
+        guard !before.isEmpty else { return written }
         let after = Set(embeddedChildren(binding, key, columns: owned).map(\.key))
         for child in before where !after.contains(child.key) { deleteRow(child.binding, child.key) }
+        return nil
     }
 
     // MARK: Set-based writes
+
+    /// The column `Results.update(_:_:)` computes new values of: the property at `ordinal` of `binding`'s
+    /// class, a stored value or optional value that is not the primary key. Otherwise nil, and the
+    /// transaction fails with a message naming `keyPath`.
+    func computedUpdateColumn(_ binding: TableBinding, ordinal: Int?, _ keyPath: AnyKeyPath) -> Int? {
+        guard failure == nil else { return nil }
+        let info = binding.info
+        if let problem = context.joinProblems[ObjectIdentifier(info.type)] {
+            fail(RealmError(.schemaMismatch, "\(info.className) cannot be written: \(problem)."))
+            return nil
+        }
+        guard let ordinal, info.properties.indices.contains(ordinal), binding.columns[ordinal] >= 0,
+            case let property = info.properties[ordinal],
+            property.kind.collection == .single, property.kind.linkTarget == nil, !property.options.primaryKey
+        else {
+            fail(
+                RealmError(
+                    .invalidValue,
+                    "update(_:_:) computes new values of one stored value property of \(info.className), not its "
+                        + "primary key, a link or a collection; \(keyPath) is not one. Use update { } on the "
+                        + "objects instead."))
+            return nil
+        }
+        return binding.columns[ordinal]
+    }
 
     /// Sets the property `name` of the rows `keys` of `binding`'s table to `value` (Realm's
     /// `Results.setValue(_:forKey:)`): converted and validated once, then written row by row, with no object

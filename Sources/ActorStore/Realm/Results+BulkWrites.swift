@@ -60,10 +60,26 @@ extension Results {
     public func update<E: Error>(_ body: (Element) throws(E) -> Void) throws(E) {
         let session = context.requireWriteSession(for: "update query results")
         guard let binding = context.binding(for: Element.self) else { return }
+        let table = binding.tableID
+        let (keys, scanned) = matches
+        // The changes of the object `body` is at may wait in the engine and reach its trees a chunk of rows
+        // at a time (see `ObjectLoop`).
+        let loop = ObjectLoop(context)
+        defer { loop.end() }
         var current: Element?
-        for key in keys {
+        var locations: [RowLocation?] = []
+        for position in keys.indices {
             guard session.failure == nil else { return }
-            guard let location = context.location(binding.tableID, key) else { continue }  // deleted meanwhile
+            let key = keys[position]
+            if scanned == nil, position % Self.updateChunk == 0 {
+                // Where the next chunk's rows are, in one pass over the rows tree when the keys ascend.
+                locations = session.transaction.rowLocations(
+                    table, keys[position..<Swift.min(position + Self.updateChunk, keys.count)])
+                loop.reread()
+            }
+            let known = scanned.map { Optional($0[position]) } ?? locations[position % Self.updateChunk]
+            let holds = loop.enter(position, table, key, in: context)
+            guard let location = holds ? known : context.location(table, key) else { continue }  // deleted meanwhile
             let object: Element
             if var reused = current.take(), isKnownUniquelyReferenced(&reused) {
                 // Nothing else holds it: point it at the next match instead of making a new object.
@@ -78,5 +94,63 @@ extension Results {
             try body(object)
             current = object
         }
+    }
+
+    /// How many rows' locations `update(_:)` reads at a time.
+    private static var updateChunk: Int { 4096 }
+}
+
+extension Results {
+    /// Computes a new value of one property for every matching object from its current value, in one pass
+    /// over the matches: a set-based computed update, with no object made and nothing decoded but the
+    /// property (`UPDATE … SET score = score + 1` in SQL).
+    ///
+    /// ```swift
+    /// try await realm.write { realm in
+    ///     realm.objects(Player.self).where { $0.team == "red" }.update(\.score) { $0 += 1 }
+    /// }
+    /// ```
+    ///
+    /// `transform` receives each match's current value and changes it in place; objects whose value does
+    /// not change are not written, and observers see the others modified in that property. The matches are
+    /// the query's as the call starts; they are visited in the order objects were added, not the query's
+    /// sort order. Use ``update(_:)`` to change several properties of each object, or to read other
+    /// properties while computing the new value.
+    ///
+    /// - Parameters:
+    ///   - keyPath: a stored property of the class: a value or an optional value (not a link, a
+    ///     collection, or the primary key).
+    ///   - transform: changes one value. It may read and write the realm (the changes made before are
+    ///     visible to it), but it is faster when it does not.
+    /// - Throws: what `transform` throws; the objects updated before keep their new values in the open
+    ///   transaction (throw out of the `write` block to roll them back). A key path that is not such a
+    ///   property makes the transaction fail: the `write` throws `RealmError` with code `.invalidValue`, and
+    ///   nothing of it is committed.
+    /// - Important: Call it inside a write transaction (a programmer error otherwise, as in Realm).
+    /// - Complexity: O(m) calls of `transform` and row writes for m matches, after evaluating the query once.
+    public func update<V: _Persistable, E: Error>(
+        _ keyPath: ReferenceWritableKeyPath<Element, V>, _ transform: (inout V) throws(E) -> Void
+    ) throws(E) {
+        let session = context.requireWriteSession(for: "update a property of query results")
+        guard let binding = context.binding(for: Element.self),
+            let column = session.computedUpdateColumn(binding, ordinal: binding.info.ordinal(of: keyPath), keyPath)
+        else { return }
+        let keys = keys
+        let decoder = _Decoder(context: context)
+        let encoder = _Encoder(session: session)
+        var thrown: E?
+        _ = session.run { () throws(StorageError) in
+            try session.transaction.update(binding.tableID, keys: keys, column: column) { stored in
+                var value = V._rlmDecode(_StoredValue(stored), decoder) ?? V._rlmDefault
+                do throws(E) {
+                    try transform(&value)
+                } catch {
+                    thrown = error
+                    return nil
+                }
+                return value._rlmEncode(encoder).raw
+            }
+        }
+        if let thrown { throw thrown }
     }
 }

@@ -43,7 +43,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// The matching keys at the realm's current version and, when the query scanned the rows, where each
     /// match's row is at that version (computed once per version and write).
-    private var matches: (keys: [ObjectKey], locations: [RowLocation]?) {
+    var matches: (keys: [ObjectKey], locations: [RowLocation]?) {
         if cache.stamp == context.stamp, let keys = cache.keys { return (keys, cache.locations) }
         var locations: [RowLocation]? = []
         let keys = context.runQuery(query, Element.self) { $0.keys(query, cache: plans, locations: &locations) }
@@ -86,7 +86,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// Iterates the matches of the version current when iteration begins.
     public func makeIterator() -> Iterator {
         guard let binding else {
-            return Iterator(context: context, binding: nil, source: .keys([], 0), locations: nil, stamp: 0)
+            return Iterator(context: context, binding: nil, source: .keys([], 0), locations: nil)
         }
         if query.isWholeTable {
             // Outside a write transaction, the rows are read from the snapshot's region: the cursor drops
@@ -94,12 +94,10 @@ public struct Results<Element: Object>: RandomAccessCollection {
             let region = context.session == nil ? context.snapshot.region : nil
             return Iterator(
                 context: context, binding: binding,
-                source: .rows(context.state.rowCursor(binding.tableID, releasingPagesOf: region)),
-                locations: nil, stamp: context.stamp)
+                source: .rows(context.state.rowCursor(binding.tableID, releasingPagesOf: region)), locations: nil)
         }
         let (keys, locations) = matches
-        return Iterator(
-            context: context, binding: binding, source: .keys(keys, 0), locations: locations, stamp: context.stamp)
+        return Iterator(context: context, binding: binding, source: .keys(keys, 0), locations: locations)
     }
 
     /// Iterates a stable snapshot of the matches.
@@ -115,13 +113,12 @@ public struct Results<Element: Object>: RandomAccessCollection {
         private var rows: RowCursor?
         private var keys: [ObjectKey]
         private var index: Int
-        /// The rows of the keys of `source` at `stamp`, when the query scanned them (else looked up).
+        /// The rows of the keys of `source` when iteration began, when the query scanned them (else looked up).
         let locations: [RowLocation]?
-        let stamp: UInt64
+        /// Whether the locations still hold, and the row the loop is at (see `ObjectLoop`).
+        private let loop: ObjectLoop
 
-        init(
-            context: RealmContext, binding: TableBinding?, source: Source, locations: [RowLocation]?, stamp: UInt64
-        ) {
+        init(context: RealmContext, binding: TableBinding?, source: Source, locations: [RowLocation]?) {
             self.context = context
             self.binding = binding
             switch source {
@@ -129,26 +126,32 @@ public struct Results<Element: Object>: RandomAccessCollection {
             case .keys(let keys, let index): (rows, self.keys, self.index) = (nil, keys, index)
             }
             self.locations = locations
-            self.stamp = stamp
+            self.loop = ObjectLoop(context)
         }
 
         /// The next object, or nil at the end.
         public mutating func next() -> Element? {
             guard let binding else { return nil }
-            if rows != nil {
-                guard let row = rows?.next() else { return nil }
-                // Locations are valid only while nothing was written since iteration began.
-                return context.makeObject(binding, row.key, location: context.stamp == stamp ? row.location : nil)
-                    as? Element
-            }
-            guard index < keys.count else { return nil }
             let position = index
+            if rows != nil {
+                guard let row = rows?.next() else {
+                    loop.end()
+                    return nil
+                }
+                index += 1
+                let holds = loop.enter(position, binding.tableID, row.key, in: context)
+                return context.makeObject(binding, row.key, location: holds ? row.location : nil) as? Element
+            }
+            guard index < keys.count else {
+                loop.end()
+                return nil
+            }
             index += 1
-            // Locations are valid only while nothing was written since iteration began.
+            let key = keys[position]
             let location =
-                context.stamp == stamp
-                ? locations?[position] ?? context.location(binding.tableID, keys[position]) : nil
-            return context.makeObject(binding, keys[position], location: location) as? Element
+                loop.enter(position, binding.tableID, key, in: context)
+                ? locations?[position] ?? context.location(binding.tableID, key) : nil
+            return context.makeObject(binding, key, location: location) as? Element
         }
     }
 

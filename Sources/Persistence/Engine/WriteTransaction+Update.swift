@@ -5,12 +5,17 @@ extension WriteTransaction {
     /// unless `reportingUnchanged` (Realm's `update: .all`): then every given column is written and reported.
     /// `knownLocation`, if the caller has it, is where the row is in this transaction's current state (it
     /// saves the lookup; a location from before the transaction's last change is wrong).
+    /// - Returns: where the row is after the call, or nil when the caller must look it up again (the rare
+    ///   path that decodes the whole row). An update of ``deferrableRow`` may wait before it reaches the
+    ///   trees (see ``deferred``): the location returned is then the only way to the new row without
+    ///   applying it.
     /// - Throws: `.invalidObject` (no such row), `.invalidValue` (including changing a primary key), `.limitExceeded`.
+    @discardableResult
     package func update(
         _ tableID: TableID, _ key: ObjectKey, _ columnValues: [(column: Int, value: Value)],
         reportingUnchanged: Bool = false, knownLocation: RowLocation? = nil
     )
-        throws(StorageError)
+        throws(StorageError) -> RowLocation?
     {
         try checkUsable()
         let cache = try tableCache(tableID)
@@ -33,8 +38,9 @@ extension WriteTransaction {
             }
             guard !given.contains(column) else {
                 // A column given twice: the last value wins, as in a decoded row.
-                return recordModify(
+                recordModify(
                     tableID, key, try updateDecoded(tableID, key, columnValues, reportingUnchanged: reportingUnchanged))
+                return nil
             }
             given.insert(column)
             let normalized = try RowEncoder.validate(patches[i].value, for: schema.type, column: schema.name)
@@ -51,11 +57,13 @@ extension WriteTransaction {
                 patches.remove(at: i)
             }
         }
-        guard !changed.isEmpty else { return }
-        guard try writePatched(tableID, key, at: location, old, patches, changed: changed, cache) else {
-            return recordModify(
+        guard !changed.isEmpty else { return location }
+        guard let written = try writePatched(tableID, key, at: location, old, patches, changed: changed, cache) else {
+            recordModify(
                 tableID, key, try updateDecoded(tableID, key, columnValues, reportingUnchanged: reportingUnchanged))
+            return nil
         }
+        return written
     }
 
     /// Sets column `column` of every row of `keys` to `value` (Realm's `Results.setValue(_:forKey:)`): the
@@ -134,11 +142,12 @@ extension WriteTransaction {
         }
     }
 
-    /// Where the rows `keys` (ascending) of `tableID` are, nil for a key with no row. Keys that are dense
+    /// Where the rows `keys` of `tableID` are, nil for a key with no row. Ascending keys that are dense
     /// enough (a span under four times their number) are found in one pass over the rows tree's leaves;
     /// otherwise each is looked up.
-    func rowLocations(_ tableID: TableID, _ keys: ArraySlice<ObjectKey>) -> [RowLocation?] {
+    package func rowLocations(_ tableID: TableID, _ keys: ArraySlice<ObjectKey>) -> [RowLocation?] {
         guard let first = keys.first, let last = keys.last,
+            zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }),
             case let (span, overflow) = last.rawValue.subtractingReportingOverflow(first.rawValue),
             !overflow, span < 4 * Int64(keys.count)
         else { return keys.map { state.tables.rowLocation(tableID, $0) } }
@@ -156,6 +165,83 @@ extension WriteTransaction {
             return i < keys.endIndex
         }
         return locations
+    }
+
+    /// Sets column `column` of each row of `keys` to what `transform` makes of its current value (a computed
+    /// set-based update: `score += 1` on every match), one row after another in key order, without
+    /// decoding anything but that column or encoding anything but the new value. Returns false if
+    /// `transform` stopped the update by returning nil (the rows before keep their new values).
+    ///
+    /// The rows reach the trees a chunk at a time (they wait in ``deferred``), and `transform` may do
+    /// anything the transaction allows, reads and writes included: every read applies the waiting rows
+    /// first, and a row another write moved is looked up again. Rows that are gone are skipped; a row
+    /// whose value does not change is not written or reported modified.
+    /// - Throws: `.invalidValue` (a value that does not fit the column; changing a primary key),
+    ///   `.invalidObject` (a link to a missing object), `.limitExceeded`, and what `transform` throws; after
+    ///   a throw the transaction can only roll back.
+    @discardableResult
+    package func update(
+        _ tableID: TableID, keys: [ObjectKey], column: Int, transform: (Value) throws(StorageError) -> Value?
+    ) throws(StorageError) -> Bool {
+        try checkUsable()
+        let cache = try tableCache(tableID)
+        guard let schema = cache.columns[safe: column] else {
+            throw StorageError(.invalidValue, "\(cache.name) has no column number \(column).")
+        }
+        if schema.isPrimaryKey { throw Self.primaryKeyChange(schema, in: cache.name) }
+        var changed = ColumnSet()
+        changed.insert(column)
+        let linkColumns = schema.type.scalar == .link ? [column] : []
+        do throws(StorageError) {
+            for chunkStart in stride(from: 0, to: keys.count, by: Self.updateChunk) {
+                let chunk = keys[chunkStart..<min(chunkStart + Self.updateChunk, keys.count)]
+                let locations = rowLocations(tableID, chunk)
+                // The locations hold while only this loop's own rows moved: once another write moved a
+                // row (from `transform`), the rest of the chunk is looked up.
+                var epoch = locationEpoch
+                var holds = true
+                for (key, known) in zip(chunk, locations) {
+                    guard let location = holds ? known : state.tables.rowLocation(tableID, key) else { continue }
+                    let oldValue = try rowView(at: location).value(at: column, type: schema.type)
+                    guard let new = try transform(oldValue) else { return false }
+                    // `transform` may have written: the row may have moved, or be gone.
+                    if locationEpoch != epoch { holds = false }
+                    let current = holds ? location : state.tables.rowLocation(tableID, key)
+                    guard let current else { continue }
+                    defer { scratch.empty() }
+                    let old = try rowView(at: current)
+                    let normalized = try RowEncoder.validate(new, for: schema.type, column: schema.name)
+                    guard try old.value(at: column, type: schema.type) != normalized else { continue }
+                    try checkLinks(normalized, schema)
+                    let patches: [RowEncoder.Patch] = [(column, normalized)]
+                    guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: cache.types) else {
+                        recordModify(
+                            tableID, key, try updateDecoded(tableID, key, patches, reportingUnchanged: false))
+                        if holds { epoch = locationEpoch }  // only this row moved
+                        continue
+                    }
+                    try RowEncoder.checkRowSize(dataSize: dataLength, columnCount: cache.types.count)
+                    reserveRoom(rowData: dataLength, columns: cache.types.count)
+                    let source = current.offset >= recordStart ? try rowView(at: current) : old
+                    let encode = { (buffer: RecordBuffer) in
+                        RowEncoder.encode(
+                            patching: source, with: patches, types: cache.types, dataLength: dataLength, into: buffer)
+                    }
+                    if linkColumns.isEmpty {
+                        let written = try appendUpsertOp(tableID, key, encode: encode).location
+                        deferUpdate(tableID, key, at: written, changed: changed)
+                    } else {
+                        try appendUpsert(tableID, key, changed: changed, encode: encode)
+                    }
+                    recordModify(tableID, key, changed)
+                    if holds { epoch = locationEpoch }  // only this row moved
+                }
+            }
+        } catch {
+            failure = failure ?? error
+            throw error
+        }
+        return true
     }
 
     /// The error of an update that would change a primary key.
@@ -184,21 +270,30 @@ extension WriteTransaction {
             forAppending: RowFormat.headerSize(columnCount: columns, offsetWidth: 4) + rowData + overhead)
     }
 
-    /// Appends row `key` (now `old`, at `location`) with `patches` applied, and records it modified in
-    /// `changed`; or returns false, writing nothing, if the row stores more columns than the schema has.
+    /// Appends row `key` (now `old`, at `location`) with `patches` applied, records it modified in
+    /// `changed`, and returns its new location; or returns nil, writing nothing, if the row stores more
+    /// columns than the schema has. An update of ``deferrableRow`` waits in ``deferred`` unless it changes
+    /// a link.
     private func writePatched(
         _ tableID: TableID, _ key: ObjectKey, at location: RowLocation, _ old: RowView,
         _ patches: [RowEncoder.Patch], changed: ColumnSet, _ cache: TableCache
-    ) throws(StorageError) -> Bool {
-        guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: cache.types) else { return false }
+    ) throws(StorageError) -> RowLocation? {
+        guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: cache.types) else { return nil }
         try RowEncoder.checkRowSize(dataSize: dataLength, columnCount: cache.types.count)
         reserveRoom(rowData: dataLength, columns: cache.types.count)
         let old = location.offset >= recordStart ? try rowView(at: location) : old
-        try appendUpsert(tableID, key, changed: changed) { buffer in
+        let encode = { (buffer: RecordBuffer) in
             RowEncoder.encode(patching: old, with: patches, types: cache.types, dataLength: dataLength, into: buffer)
         }
+        let written: RowLocation
+        if mayDefer(tableID, key, changed: changed, linkColumns: cache.linkColumns) {
+            written = try appendUpsertOp(tableID, key, encode: encode).location
+            deferUpdate(tableID, key, at: written, changed: changed)
+        } else {
+            written = try appendUpsert(tableID, key, changed: changed, encode: encode)
+        }
         recordModify(tableID, key, changed)
-        return true
+        return written
     }
 
     /// ``update(_:_:_:reportingUnchanged:)`` by decoding the whole row and encoding it again: for the rare

@@ -9,7 +9,64 @@
 /// - Important: Not `Sendable`. Use it from the task that began it.
 package final class WriteTransaction: ReadableStore {
     let engine: StorageEngine
-    package internal(set) var state: DatabaseState
+    /// The transaction's version of the trees, behind any ``deferred`` updates: read it through ``state``.
+    private var storedState: DatabaseState
+    /// The transaction's current version: every row it wrote is in the trees. Reading or changing it first
+    /// applies the updates still waiting in ``deferred``, so no reader ever sees a tree behind its record;
+    /// changing it also bumps ``locationEpoch``.
+    package internal(set) var state: DatabaseState {
+        _read {
+            if !deferred.isEmpty { applyDeferred() }
+            yield storedState
+        }
+        _modify {
+            if !deferred.isEmpty { applyDeferred() }
+            locationEpoch &+= 1
+            yield &storedState
+        }
+    }
+    /// Updates appended to the record but not applied to the trees yet, in the order written: all of the
+    /// table ``deferredTable``, each of the row that was ``deferrableRow`` when it was written. A loop that
+    /// changes one object after another (`results.update { }`, `for object in results`) then updates the
+    /// trees once per chunk of rows (``DatabaseState/applyUpdates``) instead of walking them once per row.
+    /// Every read of ``state`` applies them first.
+    private var deferred: [(key: ObjectKey, value: RowLocation)] = []
+    private var deferredTable = TableID(rawValue: 0)
+    /// Every column some update in ``deferred`` changed.
+    private var deferredChanged = ColumnSet()
+    /// The row a loop over objects is at: its updates may wait in ``deferred`` (unless they change a link
+    /// column, whose backlinks must follow at once). Set by the loop (``LoopRow/loop``, from
+    /// ``newLoop()``) before it hands out the row's object.
+    package var deferrableRow: LoopRow? {
+        didSet { deferredWritesToRow = 0 }
+    }
+    /// Bumped by every change that may move a row: each change of ``state`` and each deferred update.
+    /// Locations a loop read up front stay valid while it moves only by the deferred updates of the rows
+    /// the loop itself declared (``deferredWritesToRow``), which it has passed.
+    package private(set) var locationEpoch: UInt64 = 0
+    /// The deferred updates of ``deferrableRow`` since it was declared.
+    package private(set) var deferredWritesToRow: UInt64 = 0
+    private var loops: UInt64 = 0
+
+    /// A row of a loop over objects (see ``deferrableRow``).
+    package struct LoopRow {
+        package let table: TableID
+        package let key: ObjectKey
+        /// Which loop declared it.
+        package let loop: UInt64
+
+        package init(table: TableID, key: ObjectKey, loop: UInt64) {
+            self.table = table
+            self.key = key
+            self.loop = loop
+        }
+    }
+
+    /// An identifier for a new loop over objects, unique in this transaction (see ``deferrableRow``).
+    package func newLoop() -> UInt64 {
+        loops &+= 1
+        return loops
+    }
     let baseVersion: Version
     /// The version the transaction started from.
     let baseState: DatabaseState
@@ -65,10 +122,10 @@ package final class WriteTransaction: ReadableStore {
 
     init(engine: StorageEngine, base: DatabaseState, recordStart: UInt64, region: MappedRegion) {
         self.engine = engine
-        self.state = base
+        self.storedState = base
         self.baseVersion = base.version
         self.baseState = base
-        self.state.version = base.version.next
+        self.storedState.version = base.version.next
         self.token = MutationToken.next()
         self.recordStart = recordStart
         self.region = region
@@ -76,7 +133,7 @@ package final class WriteTransaction: ReadableStore {
         self.buffer = RecordBuffer(capacity: 4096)
         buffer.append([UInt8](repeating: 0, count: Self.bodyStart))
         let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
-        buffer.append(state.version.rawValue)
+        buffer.append(storedState.version.rawValue)
         EncryptedRecord.endUnit(unit, in: buffer)
         emptyCount = buffer.count
     }
@@ -356,6 +413,7 @@ package final class WriteTransaction: ReadableStore {
     ///   `.poisoned` (the commit's fsync failed; reopen the store).
     @discardableResult
     package nonisolated(nonsending) func commit() async throws(StorageError) -> CommitResult {
+        if !deferred.isEmpty { applyDeferred() }
         try checkUsable()
         isFinished = true
         let outcome = await engine.append(self)
@@ -365,6 +423,7 @@ package final class WriteTransaction: ReadableStore {
 
     /// Discards everything the transaction did and releases the writer lock.
     package func rollback() {
+        deferred.removeAll()
         isFinished = true
         releaseWriteLock()
     }
@@ -454,6 +513,63 @@ package final class WriteTransaction: ReadableStore {
         }
     }
 
+    // MARK: Deferred updates
+
+    /// Whether an update of row `key` of `tableID` changing `changed` may wait in ``deferred``: the row is
+    /// ``deferrableRow``, and no changed column is a link (backlinks follow a link at once).
+    func mayDefer(_ tableID: TableID, _ key: ObjectKey, changed: ColumnSet, linkColumns: [Int]) -> Bool {
+        guard let row = deferrableRow, row.table == tableID, row.key == key else { return false }
+        return !linkColumns.contains { changed.contains($0) }
+    }
+
+    /// Records that row `key` of `tableID`, differing from its current row in `changed` columns, was
+    /// appended at `location` without being applied (see ``deferred``). Applies the waiting updates first
+    /// if they are another table's, and all of them once a chunk is waiting.
+    func deferUpdate(_ tableID: TableID, _ key: ObjectKey, at location: RowLocation, changed: ColumnSet) {
+        if !deferred.isEmpty, deferredTable != tableID { applyDeferred() }
+        deferredTable = tableID
+        deferred.append((key, location))
+        deferredChanged.formUnion(changed)
+        locationEpoch &+= 1
+        if let row = deferrableRow, row.table == tableID, row.key == key { deferredWritesToRow &+= 1 }
+        if deferred.count >= Self.updateChunk { applyDeferred() }
+    }
+
+    /// Applies the updates waiting in ``deferred`` to the trees, in one pass per tree. A row updated more
+    /// than once is at its last location. A failure (a row that cannot be decoded: a damaged file or
+    /// record) becomes the transaction's, which can then only roll back.
+    private func applyDeferred() {
+        var updates: [(key: ObjectKey, value: RowLocation)] = []
+        swap(&updates, &deferred)
+        let changed = deferredChanged
+        deferredChanged = ColumnSet()
+        defer {
+            // The array's storage serves the next updates.
+            updates.removeAll(keepingCapacity: true)
+            swap(&updates, &deferred)
+        }
+        var ordered = updates
+        if !zip(updates, updates.dropFirst()).allSatisfy({ $0.key < $1.key }) {
+            // Sorted stably by key, keeping each key's last update: the row as it is now.
+            let order = updates.indices.sorted { (updates[$0].key, $0) < (updates[$1].key, $1) }
+            ordered.removeAll(keepingCapacity: true)
+            for i in order {
+                if let last = ordered.last, last.key == updates[i].key {
+                    ordered[ordered.count - 1] = updates[i]
+                } else {
+                    ordered.append(updates[i])
+                }
+            }
+        }
+        do throws(StorageError) {
+            try storedState.applyUpdates(table: deferredTable, ordered, changed: changed, token: token) {
+                (location) throws(StorageError) in try rowView(at: location)
+            }
+        } catch {
+            if failure == nil { failure = error }
+        }
+    }
+
     /// Encodes the row into the record and applies it; undoes the append if applying fails.
     func appendUpsert(
         _ tableID: TableID, _ key: ObjectKey, _ row: [Value], _ types: [ColumnType]
@@ -464,9 +580,10 @@ package final class WriteTransaction: ReadableStore {
     /// Appends an upsert whose row `encode` writes at the end of the record (returning its length), and
     /// applies it; undoes the append if applying fails. `changed`, when known, is every column in which the
     /// row differs from the row it replaces (see ``DatabaseState/applyUpsert``).
+    @discardableResult
     func appendUpsert(
         _ tableID: TableID, _ key: ObjectKey, changed: ColumnSet?, encode: (RecordBuffer) -> Int
-    ) throws(StorageError) {
+    ) throws(StorageError) -> RowLocation {
         let mark = buffer.count
         let (location, rowStart, length) = try appendUpsertOp(tableID, key, encode: encode)
         defer { scratch.empty() }
@@ -480,6 +597,7 @@ package final class WriteTransaction: ReadableStore {
             if error.code != .primaryKeyExists { failure = error }
             throw error
         }
+        return location
     }
 
     /// Appends an upsert of row `key` to the record, the row written by `encode` (which returns its length),
