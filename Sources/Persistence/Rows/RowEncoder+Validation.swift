@@ -68,6 +68,15 @@ extension RowEncoder {
     ///   `.limitExceeded` when there are more than ``RowFormat/maxColumns`` columns, a value is too large,
     ///   or the row's data would exceed ``RowFormat/maxDataBytes``.
     package static func validateRow(_ values: [Value], columns: [ColumnSchema]) throws(StorageError) -> [Value] {
+        try validateRowMeasuring(values, columns: columns).values
+    }
+
+    /// ``validateRow(_:columns:)``, also returning the length of the row's data section (the sum of its
+    /// column sizes, within the row-size limits), which ``encode(_:types:dataLength:into:)`` takes instead of
+    /// adding up the sizes again.
+    package static func validateRowMeasuring(
+        _ values: [Value], columns: [ColumnSchema]
+    ) throws(StorageError) -> (values: [Value], dataSize: Int) {
         guard values.count == columns.count else {
             throw StorageError(
                 .invalidValue, "The row has \(values.count) values but the table has \(columns.count) columns.")
@@ -88,7 +97,7 @@ extension RowEncoder {
             if type.collection == .set || type.collection == .map { result[i] = normalized }
         }
         try checkRowSize(dataSize: dataSize, columnCount: columns.count)
-        return result
+        return (result, dataSize)
     }
 
     /// Checks that a row of `columnCount` columns whose data takes `dataSize` bytes can be encoded and
