@@ -151,6 +151,32 @@ extension RowEncodingTests {
         }
     }
 
+    @Test("The plain single values validation accepts without a check of its own are ones validate accepts unchanged")
+    func plainSinglesAreValid() throws {
+        var rng = SplitMix64(seed: testSeed("plainSinglesAreValid"))
+        let singles = allColumnTypes.filter { $0.collection == .single }
+        var accepted = 0
+        for _ in 0..<20_000 {
+            // A value of the column's type, or of another type (a mismatch), including nulls.
+            let type = singles.randomElement(using: &rng)!
+            let valueType = Bool.random(using: &rng) ? type : singles.randomElement(using: &rng)!
+            let value = randomValue(valueType, &rng)
+            guard RowEncoder.isPlainSingle(value, type) else { continue }
+            accepted += 1
+            let validated = try RowEncoder.validate(value, for: type, column: "c")
+            #expect(sameBits(validated, value), "\(value) for \(type)")
+        }
+        #expect(accepted > 1_000)
+        // Never a value validate refuses or that needs its own checks.
+        #expect(!RowEncoder.isPlainSingle(.null, ColumnType(.string, optional: true)))
+        #expect(!RowEncoder.isPlainSingle(.int(1), ColumnType(.int8)))
+        #expect(!RowEncoder.isPlainSingle(.int(1), ColumnType(.double)))
+        #expect(!RowEncoder.isPlainSingle(.int(1), ColumnType(.mixed)))
+        #expect(
+            !RowEncoder.isPlainSingle(
+                .string(String(repeating: "x", count: RowFormat.maxStringBytes + 1)), ColumnType(.string)))
+    }
+
     @Test("validateRowMeasuring throws what validateRow throws")
     func validateRowMeasuringErrors() {
         let columns = [ColumnSchema("a", ColumnType(.int64)), ColumnSchema("b", ColumnType(.string))]

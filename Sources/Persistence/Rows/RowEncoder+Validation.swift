@@ -92,12 +92,34 @@ extension RowEncoder {
         var dataSize = 0
         for i in 0..<columns.count {
             let type = columns[i].type
+            if type.collection == .single && isPlainSingle(values[i], type) {
+                // What `validate` accepts unchanged, decided without building its error context.
+                dataSize += columnSize(values[i], type: type)
+                continue
+            }
             let normalized = try validate(values[i], for: type, column: columns[i].name)
             dataSize += columnSize(normalized, type: type)
             if type.collection == .set || type.collection == .map { result[i] = normalized }
         }
         try checkRowSize(dataSize: dataSize, columnCount: columns.count)
         return (result, dataSize)
+    }
+
+    /// Whether `value` is valid for the single (non-collection) column type `type` by the checks of
+    /// ``validate(_:for:column:)``, for the common cases only: a value of the column's own kind, a string
+    /// within ``RowFormat/maxStringBytes``. `false` for every other value (nulls, narrow integers, data, mixed
+    /// columns, mismatches), which `validate` then checks (and reports).
+    @inline(__always)
+    static func isPlainSingle(_ value: Value, _ type: ColumnType) -> Bool {
+        switch (type.scalar, value) {
+        case (.bool, .bool), (.int64, .int), (.float, .float), (.double, .double), (.date, .date), (.uuid, .uuid),
+            (.objectId, .objectId), (.decimal128, .decimal128), (.link, .link):
+            return true
+        case (.string, .string(let s)):
+            return s.utf8.count <= RowFormat.maxStringBytes
+        default:
+            return false
+        }
     }
 
     /// Checks that a row of `columnCount` columns whose data takes `dataSize` bytes can be encoded and
