@@ -22,7 +22,8 @@ extension WriteSession {
         defer {
             addDepth -= 1
             policy = saved
-            if addDepth == 0 {
+            // Most adds (objects without links) leave nothing to fix up: then the cleanup touches nothing.
+            if addDepth == 0 && !(fixups.isEmpty && embeddedAdded.isEmpty && copyFixups.isEmpty && copies.isEmpty) {
                 applyFixups()
                 applyCopyFixups()
                 copies = [:]
@@ -82,6 +83,8 @@ extension WriteSession {
     func insert(_ object: ObjectBase) -> ObjectKey? {
         guard failure == nil else { return nil }
         if object._managed != nil { return key(for: object) }
+        // Read once: each use of the unowned reference retains and releases the context.
+        let context = self.context
         let type = ObjectIdentifier(Swift.type(of: object))
         let binding: TableBinding
         if let last = lastInsert, last.type == type, last.bindings === context.bindings {

@@ -265,8 +265,11 @@ package final class WriteTransaction: ReadableStore {
         try checkUsable()
         // No copy of the table state may stay alive across the mutation: the B+tree changes a node in place
         // only when nothing else refers to it, so a lingering copy would make every insert copy its paths.
-        let (row, key, types) = try prepareInsert(tableID, values)
-        try appendUpsert(tableID, key, row, types)
+        let (row, key, types, dataSize) = try prepareInsert(tableID, values)
+        // The data length validation measured: the encoder does not add up the column sizes again.
+        try appendUpsert(tableID, key, changed: nil) { buffer in
+            RowEncoder.encode(row, types: types, dataLength: dataSize, into: buffer)
+        }
         tableCacheEntry?.nextKey = key.rawValue + 1
         changes.tables[tableID, default: TableChanges()].recordInsert(key)
         return key
@@ -461,10 +464,11 @@ package final class WriteTransaction: ReadableStore {
 
     // MARK: Helpers
 
-    /// The validated row and new key of an insert. The table state copy dies when this returns.
+    /// The validated row, new key, column types and row data length of an insert. The table state copy dies
+    /// when this returns.
     private func prepareInsert(
         _ tableID: TableID, _ values: [Value]
-    ) throws(StorageError) -> ([Value], ObjectKey, [ColumnType]) {
+    ) throws(StorageError) -> ([Value], ObjectKey, [ColumnType], Int) {
         let cache = try tableCache(tableID)
         // The next key after this one must be representable too (`insert` stores `key + 1`).
         guard cache.nextKey < Int64.max else {
@@ -474,9 +478,9 @@ package final class WriteTransaction: ReadableStore {
                     + "(keys are never reused, and the next would be \(cache.nextKey)); it cannot hold another object. "
                     + "Copy its objects into a new table or store.")
         }
-        let row = try RowEncoder.validateRow(values, columns: cache.columns)
+        let (row, dataSize) = try RowEncoder.validateRowMeasuring(values, columns: cache.columns)
         for column in cache.linkColumns { try checkLinks(row[column], cache.columns[column]) }
-        return (row, ObjectKey(cache.nextKey), cache.types)
+        return (row, ObjectKey(cache.nextKey), cache.types, dataSize)
     }
 
     /// The cached facts of table `tableID` (see ``tableCacheEntry``).

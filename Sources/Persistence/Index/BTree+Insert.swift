@@ -51,7 +51,11 @@ extension PersistentBTree {
     /// - Complexity: O(log n) plus copies, as ``updateValue(_:forKey:token:)``.
     private static func insert(_ value: Value, forKey key: Key, into node: Node, token: UInt64) -> Value? {
         if node.isLeaf {
-            let index = lowerBound(key, in: node.keys, count: node.count)
+            // Keys arriving in ascending order (object keys, a counter's primary keys) go past the leaf's last
+            // key: one comparison instead of a search (which would return `count` too).
+            let last = node.count &- 1
+            let index =
+                last >= 0 && node.keys[last] < key ? node.count : lowerBound(key, in: node.keys, count: node.count)
             if index < node.count && node.keys[index] == key {
                 let old = (node.values + index).move()
                 (node.values + index).initialize(to: value)
@@ -62,12 +66,22 @@ extension PersistentBTree {
             node.count &+= 1
             return nil
         }
-        let index = node.childIndex(for: key)
+        let index = appendIndex(for: key, in: node) ?? node.childIndex(for: key)
         let child = node.mutableChild(at: index, token: token)
         let old = insert(value, forKey: key, into: child, token: token)
         if old == nil { node.subtreeCounts[index] &+= 1 }
         if child.count > maxFill { relieveOverflow(ofChild: index, of: node, token: token) }
         return old
+    }
+
+    /// The last child of internal node `node` if `key` is at or past its last separator (where keys arriving
+    /// in ascending order go), which is then what ``Node/childIndex(for:)`` returns too; otherwise nil.
+    ///
+    /// - Complexity: O(1): one comparison.
+    @inline(__always)
+    private static func appendIndex(for key: Key, in node: Node) -> Int? {
+        let last = node.count &- 1
+        return last == 0 || !(key < node.keys[last &- 1]) ? last : nil
     }
 
     /// Brings child `index` of `parent` (both mutable under `token`), which has `maxFill + 1` elements,

@@ -68,6 +68,15 @@ extension RowEncoder {
     ///   `.limitExceeded` when there are more than ``RowFormat/maxColumns`` columns, a value is too large,
     ///   or the row's data would exceed ``RowFormat/maxDataBytes``.
     package static func validateRow(_ values: [Value], columns: [ColumnSchema]) throws(StorageError) -> [Value] {
+        try validateRowMeasuring(values, columns: columns).values
+    }
+
+    /// ``validateRow(_:columns:)``, also returning the length of the row's data section (the sum of its
+    /// column sizes, within the row-size limits), which ``encode(_:types:dataLength:into:)`` takes instead of
+    /// adding up the sizes again.
+    package static func validateRowMeasuring(
+        _ values: [Value], columns: [ColumnSchema]
+    ) throws(StorageError) -> (values: [Value], dataSize: Int) {
         guard values.count == columns.count else {
             throw StorageError(
                 .invalidValue, "The row has \(values.count) values but the table has \(columns.count) columns.")
@@ -83,12 +92,34 @@ extension RowEncoder {
         var dataSize = 0
         for i in 0..<columns.count {
             let type = columns[i].type
+            if type.collection == .single && isPlainSingle(values[i], type) {
+                // What `validate` accepts unchanged, decided without building its error context.
+                dataSize += columnSize(values[i], type: type)
+                continue
+            }
             let normalized = try validate(values[i], for: type, column: columns[i].name)
             dataSize += columnSize(normalized, type: type)
             if type.collection == .set || type.collection == .map { result[i] = normalized }
         }
         try checkRowSize(dataSize: dataSize, columnCount: columns.count)
-        return result
+        return (result, dataSize)
+    }
+
+    /// Whether `value` is valid for the single (non-collection) column type `type` by the checks of
+    /// ``validate(_:for:column:)``, for the common cases only: a value of the column's own kind, a string
+    /// within ``RowFormat/maxStringBytes``. `false` for every other value (nulls, narrow integers, data, mixed
+    /// columns, mismatches), which `validate` then checks (and reports).
+    @inline(__always)
+    static func isPlainSingle(_ value: Value, _ type: ColumnType) -> Bool {
+        switch (type.scalar, value) {
+        case (.bool, .bool), (.int64, .int), (.float, .float), (.double, .double), (.date, .date), (.uuid, .uuid),
+            (.objectId, .objectId), (.decimal128, .decimal128), (.link, .link):
+            return true
+        case (.string, .string(let s)):
+            return s.utf8.count <= RowFormat.maxStringBytes
+        default:
+            return false
+        }
     }
 
     /// Checks that a row of `columnCount` columns whose data takes `dataSize` bytes can be encoded and

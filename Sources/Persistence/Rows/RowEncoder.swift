@@ -35,6 +35,18 @@ package enum RowEncoder {
         return layout.encodedLength
     }
 
+    /// Appends the encoding of a row whose data length is already known to a record being built, and returns
+    /// its length: ``encode(_:types:into:)-(_,_,RecordBuffer)`` without the pass that adds up the column
+    /// sizes. `dataLength` is what ``validateRowMeasuring(_:columns:)`` returned for these values (checked
+    /// against the row-size limits there); the encoding stops the process if the columns do not add up to it.
+    package static func encode(
+        _ values: [Value], types: [ColumnType], dataLength: Int, into buffer: RecordBuffer
+    ) -> Int {
+        let layout = Layout(values.count, types.count, dataLength: dataLength)
+        buffer.append(count: layout.encodedLength) { row in write(values, types, layout, at: row) }
+        return layout.encodedLength
+    }
+
     /// The sizes of a row's encoding: the first of the two passes.
     private struct Layout {
         let dataLength: Int
@@ -53,6 +65,17 @@ package enum RowEncoder {
             for i in 0..<columnCount {
                 dataLength += columnSize(values[i], type: types[i])
             }
+            self.init(columnCount, types.count, dataLength: dataLength)
+        }
+
+        /// The layout of a row of `columnCount` values whose data takes `dataLength` bytes (known from
+        /// validation: the second pass checks that the columns add up to it).
+        @inline(__always)
+        init(_ columnCount: Int, _ typeCount: Int, dataLength: Int) {
+            precondition(
+                columnCount == typeCount, "RowEncoder.encode: \(columnCount) values for \(typeCount) columns")
+            precondition(
+                columnCount <= RowFormat.maxColumns, "RowEncoder.encode: \(columnCount) columns is over the limit")
             precondition(dataLength <= RowFormat.maxDataBytes, "RowEncoder.encode: row data of \(dataLength) bytes")
             self.dataLength = dataLength
             offsetWidth = RowFormat.offsetWidth(forDataLength: dataLength)
