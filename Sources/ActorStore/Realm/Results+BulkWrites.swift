@@ -37,7 +37,8 @@ extension Results {
     }
 
     /// Calls `body` once for each matching object, to change it in place: a computed update of every match
-    /// (`score += 1`), cheaper than a `for … in` loop over the results.
+    /// (`score += $0.bonus`). To compute one property from its own value, ``update(_:_:)`` is faster: it
+    /// makes no object.
     ///
     /// The objects passed are made as they are needed and reused while `body` does not keep them: one object
     /// serves every match unless `body` stores it somewhere (then the next match gets a new one, so a kept
