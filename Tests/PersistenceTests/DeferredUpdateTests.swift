@@ -45,6 +45,8 @@ struct DeferredUpdateTests {
         for round in 0..<rounds {
             let txn = try await engine.beginWrite()
             var working = committed
+            // The net change the transaction must report (see `TableChanges`).
+            var expected = ExpectedChanges(existing: Set(committed.keys))
             for _ in 0..<Int(rng.next() % 2 + 1) {
                 var keys = working.keys.sorted()
                 // Every third round, all rows (more than a chunk); otherwise a sample, ascending or not, or a
@@ -70,7 +72,10 @@ struct DeferredUpdateTests {
                         }
                         if given.isEmpty { given.append((3, .double(Double(rng.next() % 1000)))) }
                         known = try txn.update(items, key, given, knownLocation: known)
-                        for (column, value) in given { working[key]![column] = value }
+                        for (column, value) in given {
+                            expected.modify(key, column, from: working[key]![column], to: value)
+                            working[key]![column] = value
+                        }
                     }
                     // Now and then, something between two rows of the loop.
                     switch rng.next() % 60 {
@@ -79,13 +84,16 @@ struct DeferredUpdateTests {
                         #expect(try txn.values(items, other) == working[other], "round \(round): read of \(other)")
                     case 1:
                         let row = try normalized(newRow(&rng))
-                        working[try txn.insert(items, row)] = row
+                        let key = try txn.insert(items, row)
+                        working[key] = row
+                        expected.inserted.insert(key)
                         holds = false
                     case 2:
                         let other = keys[Int(rng.next() % UInt64(keys.count))]
                         if working[other] != nil {
                             try txn.delete(items, other)
                             working[other] = nil
+                            expected.delete(other)
                             holds = false
                         }
                     case 3:
@@ -93,13 +101,17 @@ struct DeferredUpdateTests {
                         if working[other] != nil {
                             let value = PatchedUpdateTests.randomValue(1, &rng)
                             try txn.update(items, other, [(1, value)])
+                            expected.modify(other, 1, from: working[other]![1], to: value)
                             working[other]![1] = value
                             holds = false
                         }
                     case 4:
                         let chosen = keys.filter { _ in rng.next() % 9 == 0 }
                         try txn.update(items, keys: chosen, column: 3, to: .double(-1))
-                        for key in chosen where working[key] != nil { working[key]![3] = .double(-1) }
+                        for key in chosen where working[key] != nil {
+                            expected.modify(key, 3, from: working[key]![3], to: .double(-1))
+                            working[key]![3] = .double(-1)
+                        }
                         holds = false
                     case 5 where rng.next() % 40 == 0:
                         // A read of the index and the backlinks mid-loop sees every update so far.
@@ -109,6 +121,7 @@ struct DeferredUpdateTests {
                 }
             }
             try checkItems(txn, items, owners: owners, tags: 6, linkColumn: 4, working)
+            expected.check(txn.changes, items, "round \(round)")
             if rng.next() % 5 == 0 {
                 txn.rollback()
             } else {
@@ -117,6 +130,35 @@ struct DeferredUpdateTests {
             }
         }
         return committed
+    }
+
+    /// The net effect a transaction must report for the items table: an object inserted and deleted appears
+    /// nowhere, an inserted one is only inserted, a modified then deleted one only deleted; a modified one
+    /// in exactly the columns whose values changed.
+    private struct ExpectedChanges {
+        let existing: Set<ObjectKey>
+        var inserted: Set<ObjectKey> = []
+        var deleted: Set<ObjectKey> = []
+        var modified: [ObjectKey: Set<Int>] = [:]
+
+        mutating func modify(_ key: ObjectKey, _ column: Int, from old: Value, to new: Value) {
+            if old != new, existing.contains(key) { modified[key, default: []].insert(column) }
+        }
+
+        mutating func delete(_ key: ObjectKey) {
+            if inserted.remove(key) == nil { deleted.insert(key) }
+            modified[key] = nil
+        }
+
+        func check(_ changes: ChangeSet, _ table: TableID, _ context: String) {
+            let reported = changes.tables[table] ?? TableChanges()
+            #expect(Set(reported.inserted) == inserted, "\(context): inserted")
+            #expect(Set(reported.deleted) == deleted, "\(context): deleted")
+            var modifiedReported: [ObjectKey: Set<Int>] = [:]
+            for (key, columns) in reported.modified { modifiedReported[key] = Set(columns) }
+            #expect(modifiedReported == modified, "\(context): modified")
+            #expect(changes.tables.allSatisfy { $0.key == table || $0.value.isEmpty }, "\(context): other tables")
+        }
     }
 
     @Test(
@@ -153,6 +195,38 @@ struct DeferredUpdateTests {
                 #expect(files[0].count > 1_000_000)
             }
         }
+    }
+
+    @Test("Rows recorded modified a run at a time keep their order with the deletes and inserts between them")
+    func waitingModificationsKeepTheirOrder() async throws {
+        let engine = try await memoryEngine(MemoryFileSystem(), durability: .none)
+        let items = try await engine.write { txn in
+            _ = try txn.createTable(PatchedUpdateTests.owner)
+            let items = try txn.createTable(PatchedUpdateTests.item)
+            for i in 0..<10 {
+                try txn.insert(items, [.int(Int64(i)), .int(1), .null, .double(0), .null, .list([])])
+            }
+            return items
+        }.0
+        let txn = try await engine.beginWrite()
+        // Same table, same column: these wait to be recorded together.
+        for key in 0..<5 { try txn.update(items, ObjectKey(Int64(key)), [(3, .double(1))]) }
+        try txn.delete(items, ObjectKey(2))  // modified, then deleted: only deleted
+        let added = try txn.insert(items, [.int(10), .int(1), .null, .double(0), .null, .list([])])
+        try txn.update(items, added, [(3, .double(1))])  // inserted, then modified: only inserted
+        try txn.update(items, ObjectKey(7), [(3, .double(1))])
+        try txn.update(items, ObjectKey(8), [(1, .int(3))])  // another column
+        var expected = ExpectedChanges(existing: Set((0..<10).map { ObjectKey(Int64($0)) }))
+        expected.inserted = [added]
+        expected.deleted = [ObjectKey(2)]
+        expected.modified = [
+            ObjectKey(0): [3], ObjectKey(1): [3], ObjectKey(3): [3], ObjectKey(4): [3], ObjectKey(7): [3],
+            ObjectKey(8): [1],
+        ]
+        expected.check(txn.changes, items, "one transaction")
+        let result = try await txn.commit()
+        expected.check(result.changes, items, "committed")
+        await engine.close()
     }
 
     @Test("A failed transaction's waiting updates are dropped with it; a rollback leaves the store as it was")

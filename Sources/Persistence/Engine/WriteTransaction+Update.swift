@@ -192,6 +192,8 @@ extension WriteTransaction {
         var changed = ColumnSet()
         changed.insert(column)
         let linkColumns = schema.type.scalar == .link ? [column] : []
+        // One array for every row: its value is replaced in place.
+        var patches: [RowEncoder.Patch] = [(column, .null)]
         do throws(StorageError) {
             for chunkStart in stride(from: 0, to: keys.count, by: Self.updateChunk) {
                 let chunk = keys[chunkStart..<min(chunkStart + Self.updateChunk, keys.count)]
@@ -202,18 +204,25 @@ extension WriteTransaction {
                 var holds = true
                 for (key, known) in zip(chunk, locations) {
                     guard let location = holds ? known : state.tables.rowLocation(tableID, key) else { continue }
-                    let oldValue = try rowView(at: location).value(at: column, type: schema.type)
+                    let view = try rowView(at: location)
+                    let oldValue = try view.value(at: column, type: schema.type)
                     guard let new = try transform(oldValue) else { return false }
                     // `transform` may have written: the row may have moved, or be gone.
                     if locationEpoch != epoch { holds = false }
                     let current = holds ? location : state.tables.rowLocation(tableID, key)
                     guard let current else { continue }
                     defer { scratch.empty() }
-                    let old = try rowView(at: current)
+                    // Nothing moved: the row is as read. An unencrypted row's view is still valid (it is in
+                    // the file or the record, which only an append moves); a decrypted one may have been
+                    // dropped from `scratch` by what `transform` did.
+                    let unmoved = holds && cipher == nil
+                    let old = unmoved ? view : try rowView(at: current)
                     let normalized = try RowEncoder.validate(new, for: schema.type, column: schema.name)
-                    guard try old.value(at: column, type: schema.type) != normalized else { continue }
+                    guard try (unmoved ? oldValue : old.value(at: column, type: schema.type)) != normalized else {
+                        continue
+                    }
                     try checkLinks(normalized, schema)
-                    let patches: [RowEncoder.Patch] = [(column, normalized)]
+                    patches[0].value = normalized
                     guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: cache.types) else {
                         recordModify(
                             tableID, key, try updateDecoded(tableID, key, patches, reportingUnchanged: false))
@@ -250,12 +259,6 @@ extension WriteTransaction {
             .invalidValue,
             "The primary key '\(schema.name)' of a \(table) can't be changed after the object is added. Delete "
                 + "the object and add a new one instead.")
-    }
-
-    /// Records row `key` of `tableID` modified in `columns` (nothing if there are none).
-    private func recordModify(_ tableID: TableID, _ key: ObjectKey, _ columns: ColumnSet) {
-        guard !columns.isEmpty else { return }
-        changes.tables[tableID, default: TableChanges()].recordModify(key, columns)
     }
 
     /// Rows a set-based update appends before applying them to the trees.

@@ -16,11 +16,11 @@ package final class WriteTransaction: ReadableStore {
     /// changing it also bumps ``locationEpoch``.
     package internal(set) var state: DatabaseState {
         _read {
-            if !deferred.isEmpty { applyDeferred() }
+            if !deferred.rows.isEmpty { applyDeferred() }
             yield storedState
         }
         _modify {
-            if !deferred.isEmpty { applyDeferred() }
+            if !deferred.rows.isEmpty { applyDeferred() }
             locationEpoch &+= 1
             yield &storedState
         }
@@ -30,10 +30,7 @@ package final class WriteTransaction: ReadableStore {
     /// changes one object after another (`results.update { }`, `for object in results`) then updates the
     /// trees once per chunk of rows (``DatabaseState/applyUpdates``) instead of walking them once per row.
     /// Every read of ``state`` applies them first.
-    private var deferred: [(key: ObjectKey, value: RowLocation)] = []
-    private var deferredTable = TableID(rawValue: 0)
-    /// Every column some update in ``deferred`` changed.
-    private var deferredChanged = ColumnSet()
+    private var deferred = DeferredRows()
     /// The row a loop over objects is at: its updates may wait in ``deferred`` (unless they change a link
     /// column, whose backlinks must follow at once). Set by the loop (``LoopRow/loop``, from
     /// ``newLoop()``) before it hands out the row's object.
@@ -77,7 +74,22 @@ package final class WriteTransaction: ReadableStore {
     let recordStart: UInt64
     let region: MappedRegion
     let buffer: RecordBuffer
-    package internal(set) var changes = ChangeSet()
+    /// What the transaction changed so far. Reading or changing it first records the modifications still
+    /// waiting in ``pendingModified``, so that every change is recorded in the order it was made.
+    package internal(set) var changes: ChangeSet {
+        _read {
+            if !pendingModified.keys.isEmpty { recordPendingModified() }
+            yield storedChanges
+        }
+        _modify {
+            if !pendingModified.keys.isEmpty { recordPendingModified() }
+            yield &storedChanges
+        }
+    }
+    private var storedChanges = ChangeSet()
+    /// Rows updated but not yet recorded in ``changes``. A loop that updates one row after another then
+    /// looks its table's changes up once per chunk of rows, not once per row.
+    private var pendingModified = PendingModifications()
     private(set) var isFinished = false
     /// Whether the transaction still holds the engine's write lock (see ``releaseWriteLock()``).
     private var holdsWriteLock = true
@@ -416,7 +428,7 @@ package final class WriteTransaction: ReadableStore {
     ///   `.poisoned` (the commit's fsync failed; reopen the store).
     @discardableResult
     package nonisolated(nonsending) func commit() async throws(StorageError) -> CommitResult {
-        if !deferred.isEmpty { applyDeferred() }
+        if !deferred.rows.isEmpty { applyDeferred() }
         try checkUsable()
         isFinished = true
         let outcome = await engine.append(self)
@@ -426,7 +438,8 @@ package final class WriteTransaction: ReadableStore {
 
     /// Discards everything the transaction did and releases the writer lock.
     package func rollback() {
-        deferred.removeAll()
+        deferred = DeferredRows()
+        pendingModified = PendingModifications()
         isFinished = true
         releaseWriteLock()
     }
@@ -519,6 +532,65 @@ package final class WriteTransaction: ReadableStore {
 
     // MARK: Deferred updates
 
+    /// Records row `key` of `tableID` modified in `columns` (nothing if there are none): it waits in
+    /// ``pendingModified`` when it continues the waiting rows' table and columns; otherwise those are
+    /// recorded first.
+    func recordModify(_ tableID: TableID, _ key: ObjectKey, _ columns: ColumnSet) {
+        guard !columns.isEmpty else { return }
+        if !pendingModified.add(tableID, key, columns) {
+            recordPendingModified()
+            _ = pendingModified.add(tableID, key, columns)
+        }
+        if pendingModified.keys.count >= Self.updateChunk { recordPendingModified() }
+    }
+
+    /// Records the modifications waiting in ``pendingModified`` in ``changes``, with one lookup of the table's
+    /// changes.
+    private func recordPendingModified() {
+        let (table, columns) = (pendingModified.table, pendingModified.columns)
+        var tableChanges = storedChanges.tables.removeValue(forKey: table) ?? TableChanges()
+        for key in pendingModified.keys { tableChanges.recordModify(key, columns) }
+        storedChanges.tables[table] = tableChanges
+        pendingModified.keys.removeAll(keepingCapacity: true)
+    }
+
+    /// Rows recorded modified but not yet in ``changes``, in the order written: all of one table, each
+    /// modified in exactly the same columns. One stored property, so that adding a row costs one access
+    /// of the transaction's fields.
+    struct PendingModifications {
+        var keys: [ObjectKey] = []
+        var table = TableID(rawValue: 0)
+        var columns = ColumnSet()
+
+        /// Adds row `key` of `table`, modified in `columns`, unless other rows wait with another table or
+        /// other columns: then returns false, adding nothing.
+        mutating func add(_ table: TableID, _ key: ObjectKey, _ columns: ColumnSet) -> Bool {
+            if keys.isEmpty {
+                self.table = table
+                self.columns = columns
+            } else if table != self.table || columns != self.columns {
+                return false
+            }
+            keys.append(key)
+            return true
+        }
+    }
+
+    /// Updates appended to the record but not applied to the trees yet (see ``deferred``): all of one
+    /// table, in the order written, with every column some of them changed.
+    struct DeferredRows {
+        var rows: [(key: ObjectKey, value: RowLocation)] = []
+        var table = TableID(rawValue: 0)
+        var changed = ColumnSet()
+
+        /// Adds an update; returns how many wait now.
+        mutating func add(_ key: ObjectKey, at location: RowLocation, changed: ColumnSet) -> Int {
+            rows.append((key, location))
+            self.changed.formUnion(changed)
+            return rows.count
+        }
+    }
+
     /// Whether an update of row `key` of `tableID` changing `changed` may wait in ``deferred``: the row is
     /// ``deferrableRow``, and no changed column is a link (backlinks follow a link at once).
     func mayDefer(_ tableID: TableID, _ key: ObjectKey, changed: ColumnSet, linkColumns: [Int]) -> Bool {
@@ -530,13 +602,12 @@ package final class WriteTransaction: ReadableStore {
     /// appended at `location` without being applied (see ``deferred``). Applies the waiting updates first
     /// if they are another table's, and all of them once a chunk is waiting.
     func deferUpdate(_ tableID: TableID, _ key: ObjectKey, at location: RowLocation, changed: ColumnSet) {
-        if !deferred.isEmpty, deferredTable != tableID { applyDeferred() }
-        deferredTable = tableID
-        deferred.append((key, location))
-        deferredChanged.formUnion(changed)
+        if !deferred.rows.isEmpty, deferred.table != tableID { applyDeferred() }
+        deferred.table = tableID
+        let waiting = deferred.add(key, at: location, changed: changed)
         locationEpoch &+= 1
         if let row = deferrableRow, row.table == tableID, row.key == key { deferredWritesToRow &+= 1 }
-        if deferred.count >= Self.updateChunk { applyDeferred() }
+        if waiting >= Self.updateChunk { applyDeferred() }
     }
 
     /// Applies the updates waiting in ``deferred`` to the trees, in one pass per tree. A row updated more
@@ -544,13 +615,13 @@ package final class WriteTransaction: ReadableStore {
     /// record) becomes the transaction's, which can then only roll back.
     private func applyDeferred() {
         var updates: [(key: ObjectKey, value: RowLocation)] = []
-        swap(&updates, &deferred)
-        let changed = deferredChanged
-        deferredChanged = ColumnSet()
+        swap(&updates, &deferred.rows)
+        let (table, changed) = (deferred.table, deferred.changed)
+        deferred.changed = ColumnSet()
         defer {
             // The array's storage serves the next updates.
             updates.removeAll(keepingCapacity: true)
-            swap(&updates, &deferred)
+            swap(&updates, &deferred.rows)
         }
         var ordered = updates
         if !zip(updates, updates.dropFirst()).allSatisfy({ $0.key < $1.key }) {
@@ -566,7 +637,7 @@ package final class WriteTransaction: ReadableStore {
             }
         }
         do throws(StorageError) {
-            try storedState.applyUpdates(table: deferredTable, ordered, changed: changed, token: token) {
+            try storedState.applyUpdates(table: table, ordered, changed: changed, token: token) {
                 (location) throws(StorageError) in try rowView(at: location)
             }
         } catch {

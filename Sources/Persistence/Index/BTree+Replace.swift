@@ -31,7 +31,10 @@ extension PersistentBTree {
         if node.isLeaf {
             var start = 0
             for i in range {
-                start += lowerBound(entries[i].key, in: node.keys + start, count: node.count &- start)
+                // Dense runs of keys (a loop over every row) find theirs at `start`, without a search.
+                if start >= node.count || node.keys[start] != entries[i].key {
+                    start += lowerBound(entries[i].key, in: node.keys + start, count: node.count &- start)
+                }
                 guard start < node.count, node.keys[start] == entries[i].key else { continue }
                 replaced[i] = (node.values + start).move()
                 (node.values + start).initialize(to: entries[i].value)

@@ -19,6 +19,11 @@ package struct ColumnSet: Hashable, Sendable, Sequence {
         column < 64 ? (low >> UInt64(column)) & 1 == 1 : high.contains(column)
     }
     package var isEmpty: Bool { low == 0 && high.isEmpty }
+
+    /// Compares the common case, no column past 63, without comparing sets.
+    package static func == (lhs: ColumnSet, rhs: ColumnSet) -> Bool {
+        lhs.low == rhs.low && (lhs.high.isEmpty ? rhs.high.isEmpty : lhs.high == rhs.high)
+    }
     /// Whether the two sets share a column.
     package func intersects(_ other: ColumnSet) -> Bool {
         (low & other.low) != 0 || !high.isDisjoint(with: other.high)
@@ -109,7 +114,7 @@ package struct ModifiedObjects: Sendable, Equatable, Sequence, ExpressibleByDict
             guard union != sharedColumns else { return }
             shared.remove(key)
             others[key] = union
-        } else if others[key] != nil {
+        } else if !others.isEmpty, others[key] != nil {  // an empty dictionary is not hashed into
             others[key]!.formUnion(columns)
         } else if columns == sharedColumns {
             shared.insert(key)
