@@ -46,14 +46,24 @@ public protocol _Persistable {
     /// The value of a property declared without an initial value (`0`, `""`, `nil`, an empty list).
     static var _rlmDefault: Self { get }
     static func _rlmDecode(_ stored: _StoredValue, _ decoder: _Decoder) -> Self?
+    /// `_rlmDecode`, or `_rlmDefault` where it gives nil. A requirement, so that generic code calling it
+    /// reaches an implementation specialized for the type, instead of handling a `Self?` of unknown layout
+    /// (which looks the optional's metadata up on every call).
+    static func _rlmDecodeOrDefault(_ stored: _StoredValue, _ decoder: _Decoder) -> Self
     func _rlmEncode(_ encoder: _Encoder) -> _StoredValue
     /// Converts a value given to `create(_:value:)`, `init(value:)` or `setValue(_:forKey:)`.
     static func _rlmFromAny(_ value: Any) -> Self?
+    /// `_rlmFromAny`, boxed: a requirement for the same reason as `_rlmDecodeOrDefault`.
+    static func _rlmFromAnyBoxed(_ value: Any) -> (any _Persistable)?
     static func _rlmGet(_ object: ObjectBase, _ ordinal: Int) -> Self
     static func _rlmSet(_ object: ObjectBase, _ ordinal: Int, _ value: Self)
 }
 
 extension _Persistable {
+    public static func _rlmDecodeOrDefault(_ stored: _StoredValue, _ decoder: _Decoder) -> Self {
+        _rlmDecode(stored, decoder) ?? _rlmDefault
+    }
+    public static func _rlmFromAnyBoxed(_ value: Any) -> (any _Persistable)? { _rlmFromAny(value) }
     public static func _rlmGet(_ object: ObjectBase, _ ordinal: Int) -> Self {
         let stored = object._managedValue(ordinal)
         return _rlmDecode(_StoredValue(stored), _Decoder(context: object._managed?.context)) ?? _rlmDefault

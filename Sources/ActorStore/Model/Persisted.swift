@@ -122,9 +122,11 @@ struct PropertyAccessor: @unchecked Sendable {
     init<V: _Persistable>(_ type: V.Type) {
         // A slot holds a `V` (it was pushed or set as one), so encoding is a witness call: no cast.
         encode = { slot, encoder in slot._rlmEncode(encoder).raw }
-        fromAny = { V._rlmFromAny($0) }
+        // Requirements (not `_rlmFromAny`, `_rlmDecode ?? _rlmDefault`): implementations specialized for
+        // `V`, where these closures, generic over `V`, would look `V?`'s metadata up on every call.
+        fromAny = { V._rlmFromAnyBoxed($0) }
         makeDefault = { V._rlmDefault }
-        decode = { stored, decoder in V._rlmDecode(_StoredValue(stored), decoder) ?? V._rlmDefault }
+        decode = { stored, decoder in V._rlmDecodeOrDefault(_StoredValue(stored), decoder) }
         get = { object, ordinal in V._rlmGet(object, ordinal) }
     }
 }

@@ -67,7 +67,8 @@ extension Results {
         // at a time (see `ObjectLoop`).
         let loop = ObjectLoop(context)
         defer { loop.end() }
-        var current: Element?
+        // Not an `Element?`: in this generic function every use of that type looks its metadata up.
+        var current: Object?
         var locations: [RowLocation?] = []
         for position in keys.indices {
             guard session.failure == nil else { return }
@@ -87,7 +88,8 @@ extension Results {
                 reused._managed = ManagedState(
                     context: context, table: binding, key: key, location: location, stamp: context.stamp)
                 reused._collectionCache = nil
-                object = reused
+                // Only an `Element` is ever stored in `current`.
+                object = unsafeDowncast(reused, to: Element.self)
             } else {
                 guard let made = context.makeObject(binding, key, location: location) as? Element else { return }
                 object = made
@@ -142,7 +144,7 @@ extension Results {
         var thrown: E?
         _ = session.run { () throws(StorageError) in
             try session.transaction.update(binding.tableID, keys: keys, column: column) { stored in
-                var value = V._rlmDecode(_StoredValue(stored), decoder) ?? V._rlmDefault
+                var value = V._rlmDecodeOrDefault(_StoredValue(stored), decoder)
                 do throws(E) {
                     try transform(&value)
                 } catch {
