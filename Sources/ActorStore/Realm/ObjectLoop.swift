@@ -35,12 +35,14 @@ final class ObjectLoop {
         guard let transaction, context.session?.transaction === transaction else {
             return transaction == nil && context.stamp == stamp
         }
+        // Each field of the transaction read once: every access of a class's field is checked for exclusivity.
+        let current = transaction.locationEpoch
         if holds {
-            if let row = transaction.deferrableRow, row.loop == loop { epoch &+= transaction.deferredWritesToRow }
-            holds = transaction.locationEpoch == epoch
+            if let row = transaction.deferrableRow, row.loop == loop { epoch &+= row.deferredWrites }
+            holds = current == epoch
         }
         transaction.deferrableRow = .init(table: table, key: key, loop: loop)
-        epoch = transaction.locationEpoch
+        epoch = current
         defer { furthest = max(furthest, position) }
         return holds && position > furthest
     }

@@ -34,15 +34,11 @@ package final class WriteTransaction: ReadableStore {
     /// The row a loop over objects is at: its updates may wait in ``deferred`` (unless they change a link
     /// column, whose backlinks must follow at once). Set by the loop (``LoopRow/loop``, from
     /// ``newLoop()``) before it hands out the row's object.
-    package var deferrableRow: LoopRow? {
-        didSet { deferredWritesToRow = 0 }
-    }
+    package var deferrableRow: LoopRow?
     /// Bumped by every change that may move a row: each change of ``state`` and each deferred update.
     /// Locations a loop read up front stay valid while it moves only by the deferred updates of the rows
-    /// the loop itself declared (``deferredWritesToRow``), which it has passed.
+    /// the loop itself declared (``LoopRow/deferredWrites``), which it has passed.
     package private(set) var locationEpoch: UInt64 = 0
-    /// The deferred updates of ``deferrableRow`` since it was declared.
-    package private(set) var deferredWritesToRow: UInt64 = 0
     private var loops: UInt64 = 0
 
     /// A row of a loop over objects (see ``deferrableRow``).
@@ -51,6 +47,13 @@ package final class WriteTransaction: ReadableStore {
         package let key: ObjectKey
         /// Which loop declared it.
         package let loop: UInt64
+        /// The updates of the row deferred since the loop declared it.
+        package private(set) var deferredWrites: UInt64 = 0
+
+        /// Counts a deferred update of row `key` of `table`, if it is this row.
+        mutating func countWrite(_ table: TableID, _ key: ObjectKey) {
+            if table == self.table, key == self.key { deferredWrites &+= 1 }
+        }
 
         package init(table: TableID, key: ObjectKey, loop: UInt64) {
             self.table = table
@@ -583,8 +586,14 @@ package final class WriteTransaction: ReadableStore {
         var table = TableID(rawValue: 0)
         var changed = ColumnSet()
 
-        /// Adds an update; returns how many wait now.
-        mutating func add(_ key: ObjectKey, at location: RowLocation, changed: ColumnSet) -> Int {
+        /// Adds an update of row `key` of `table` and returns how many wait now; or returns nil, adding
+        /// nothing, when updates of another table wait.
+        mutating func add(_ table: TableID, _ key: ObjectKey, at location: RowLocation, changed: ColumnSet) -> Int? {
+            if rows.isEmpty {
+                self.table = table
+            } else if table != self.table {
+                return nil
+            }
             rows.append((key, location))
             self.changed.formUnion(changed)
             return rows.count
@@ -602,12 +611,14 @@ package final class WriteTransaction: ReadableStore {
     /// appended at `location` without being applied (see ``deferred``). Applies the waiting updates first
     /// if they are another table's, and all of them once a chunk is waiting.
     func deferUpdate(_ tableID: TableID, _ key: ObjectKey, at location: RowLocation, changed: ColumnSet) {
-        if !deferred.rows.isEmpty, deferred.table != tableID { applyDeferred() }
-        deferred.table = tableID
-        let waiting = deferred.add(key, at: location, changed: changed)
+        var waiting = deferred.add(tableID, key, at: location, changed: changed)
+        if waiting == nil {
+            applyDeferred()
+            waiting = deferred.add(tableID, key, at: location, changed: changed)
+        }
         locationEpoch &+= 1
-        if let row = deferrableRow, row.table == tableID, row.key == key { deferredWritesToRow &+= 1 }
-        if waiting >= Self.updateChunk { applyDeferred() }
+        deferrableRow?.countWrite(tableID, key)
+        if let waiting, waiting >= Self.updateChunk { applyDeferred() }
     }
 
     /// Applies the updates waiting in ``deferred`` to the trees, in one pass per tree. A row updated more

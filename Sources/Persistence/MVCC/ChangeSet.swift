@@ -13,7 +13,7 @@ package struct ColumnSet: Hashable, Sendable, Sequence {
     }
     package mutating func formUnion(_ other: ColumnSet) {
         low |= other.low
-        high.formUnion(other.high)
+        if !other.high.isEmpty { high.formUnion(other.high) }
     }
     package func contains(_ column: Int) -> Bool {
         column < 64 ? (low >> UInt64(column)) & 1 == 1 : high.contains(column)
