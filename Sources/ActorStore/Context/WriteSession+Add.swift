@@ -99,7 +99,15 @@ extension WriteSession {
         if !info.hasLinks {
             // No links: no cycles or nested adds to track.
             let slots = object._slots
-            var row = binding.defaultRow
+            // The row array of the last insert, refilled in place: no array made per object.
+            var row: [Value] = []
+            swap(&row, &insertRow)
+            defer { swap(&row, &insertRow) }
+            if row.count == binding.defaultRow.count {
+                for (i, value) in binding.defaultRow.enumerated() { row[i] = value }
+            } else {
+                row = binding.defaultRow
+            }
             let encoder = _Encoder(session: self)
             for plan in binding.plans { row[plan.column] = plan.encode(slots[plan.ordinal], encoder) }
             guard let key = upsert(binding, row, given: nil) else { return nil }

@@ -50,7 +50,14 @@ open class ObjectBase: CustomStringConvertible {
         if stack.managedConstruction {
             _slots = []
         } else {
-            _slots = ContiguousArray(stack.values[base...])
+            // Copied straight into an array of the right size (`ContiguousArray(slice)` appends to an empty
+            // array, growing it).
+            _slots = ContiguousArray(unsafeUninitializedCapacity: count) { slots, initialized in
+                stack.values.withUnsafeBufferPointer { values in
+                    _ = slots.initialize(fromContentsOf: values[base..<(base + count)])
+                }
+                initialized = count
+            }
             stack.values.removeLast(count)
         }
         stack.height -= count

@@ -30,15 +30,19 @@ package final class WriteTransaction: ReadableStore {
     /// changes one object after another (`results.update { }`, `for object in results`) then updates the
     /// trees once per chunk of rows (``DatabaseState/applyUpdates``) instead of walking them once per row.
     /// Every read of ``state`` applies them first.
-    private var deferred = DeferredRows()
+    // `@exclusivity(unchecked)` on the fields a loop touches for every row (`deferred`, `pendingModified`,
+    // `deferrableRow`, `locationEpoch`): a transaction is used from one task at a time, and every access
+    // to them is a read, an assignment or a mutating call of their own type that calls nothing outside it,
+    // so no access can overlap another; the dynamic checks were a tenth of an object-by-object update.
+    @exclusivity(unchecked) private var deferred = DeferredRows()
     /// The row a loop over objects is at: its updates may wait in ``deferred`` (unless they change a link
     /// column, whose backlinks must follow at once). Set by the loop (``LoopRow/loop``, from
     /// ``newLoop()``) before it hands out the row's object.
-    package var deferrableRow: LoopRow?
+    @exclusivity(unchecked) package var deferrableRow: LoopRow?
     /// Bumped by every change that may move a row: each change of ``state`` and each deferred update.
     /// Locations a loop read up front stay valid while it moves only by the deferred updates of the rows
     /// the loop itself declared (``LoopRow/deferredWrites``), which it has passed.
-    package private(set) var locationEpoch: UInt64 = 0
+    @exclusivity(unchecked) package private(set) var locationEpoch: UInt64 = 0
     private var loops: UInt64 = 0
 
     /// A row of a loop over objects (see ``deferrableRow``).
@@ -92,7 +96,7 @@ package final class WriteTransaction: ReadableStore {
     private var storedChanges = ChangeSet()
     /// Rows updated but not yet recorded in ``changes``. A loop that updates one row after another then
     /// looks its table's changes up once per chunk of rows, not once per row.
-    private var pendingModified = PendingModifications()
+    @exclusivity(unchecked) private var pendingModified = PendingModifications()  // see `deferred`
     private(set) var isFinished = false
     /// Whether the transaction still holds the engine's write lock (see ``releaseWriteLock()``).
     private var holdsWriteLock = true
