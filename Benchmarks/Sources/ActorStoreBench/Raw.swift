@@ -69,6 +69,27 @@ enum Raw {
         }
     }
 
+    /// Deletes the rows with `age < 50` row by row: reads their ids with a prepared `SELECT`, then runs one
+    /// prepared `DELETE FROM item WHERE id = ?` per row (what object-by-object code does with raw statements).
+    static func deleteYoungRowByRow(_ db: Database) throws {
+        var ids: [Int64] = []
+        let select = try db.cachedStatement(sql: "SELECT id FROM item WHERE age < 50").sqliteStatement
+        sqlite3_reset(select)
+        while true {
+            let rc = sqlite3_step(select)
+            if rc == SQLITE_DONE { break }
+            try check(rc, SQLITE_ROW, db, "select")
+            ids.append(sqlite3_column_int64(select, 0))
+        }
+        sqlite3_reset(select)
+        let delete = try db.cachedStatement(sql: "DELETE FROM item WHERE id = ?").sqliteStatement
+        for id in ids {
+            sqlite3_reset(delete)
+            sqlite3_bind_int64(delete, 1, id)
+            try check(sqlite3_step(delete), SQLITE_DONE, db, "delete")
+        }
+    }
+
     /// Reads the four columns of the current row (id, name, age, score) into a checksum.
     @inline(__always) static func rowDigest(_ s: SQLiteStatement) -> Int {
         let id = Int(sqlite3_column_int64(s, 0))

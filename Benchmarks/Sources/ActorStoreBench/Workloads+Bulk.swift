@@ -23,7 +23,7 @@ extension Bench {
     /// object (`score += 1`, a computed update); set every object's score to one value; the top-1 by primary key
     /// (descending) and by an unindexed property; count an indexed range. Then, on a second fresh copy, delete
     /// the first half by a primary-key range. Checked: the top-k ids, the range count and what is left (count,
-    /// checksum).
+    /// checksum). Neither side syncs at commit (``Workspace/bulkConfiguration(_:)``).
     func w12() async throws {
         let n = plan.big
         let half = n / 2
@@ -55,7 +55,7 @@ extension Bench {
                         // Let any engine released by an earlier workload finish closing, untimed.
                         try await Task.sleep(for: .milliseconds(200))
                         let (seconds, count) = try await timed {
-                            let realm = try await Realm(configuration: Workspace.realmConfiguration(path))
+                            let realm = try await Realm(configuration: Workspace.bulkConfiguration(path))
                             return await realm.read { $0.objects(Item.self).count }
                         }
                         sample.metrics["open"] = seconds * 1e3
@@ -64,6 +64,7 @@ extension Bench {
                     // Adding an index needs no schema version change.
                     var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path))
                     configuration.objectTypes = [Reindexed.Item.self]
+                    configuration.durability = .none  // as `Workspace.bulkConfiguration`
                     try await Task.sleep(for: .milliseconds(200))  // the control's engine closes, untimed
                     let (indexSeconds, realm) = try await timed { try await Realm(configuration: configuration) }
                     sample.metrics["index"] = indexSeconds * 1e3
@@ -116,7 +117,7 @@ extension Bench {
                     // beside it).
                     let deletePath = try fixtures.copy(realmFixture, "realm")
                     defer { workspace.remove(deletePath) }
-                    let fresh = try await Realm(configuration: Workspace.realmConfiguration(deletePath))
+                    let fresh = try await Realm(configuration: Workspace.bulkConfiguration(deletePath))
                     sample.metrics["delete"] = try await timed {
                         try await fresh.write { realm in realm.delete(realm.objects(Item.self).where { $0.id < half }) }
                     }.0

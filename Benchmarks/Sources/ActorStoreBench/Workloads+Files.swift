@@ -7,7 +7,8 @@ import GRDB
 extension Bench {
     // MARK: W5 update all
 
-    /// W5: add 1 to `score` of every object of the big store, in one durable transaction. Each engine works
+    /// W5: add 1 to `score` of every object of the big store, in one transaction, neither side syncing at commit
+    /// (``Workspace/bulkConfiguration(_:)``). Each engine works
     /// on its own copy of the store, opened once; every run updates all objects again. Checked afterwards:
     /// count and checksum (every engine has run the same number of times at the end of a round).
     ///
@@ -34,14 +35,14 @@ extension Bench {
         let raw = Holder<DatabasePool>()
         let rawRows = Holder<DatabasePool>()
         try await run(
-            "W5", "update one property of all \(Report.format(Double(n))) objects, one durable transaction",
+            "W5", "update one property of all \(Report.format(Double(n))) objects, one transaction (no sync at commit)",
             metrics: [
                 Metric(key: "seconds", label: "score += 1 on every object", unit: "s"),
                 Metric(key: "perRow", label: "object by object (raw: one UPDATE … WHERE id = ? per row)", unit: "s"),
             ],
             engines: [
                 .actorStore: {
-                    if realm.value == nil { realm.value = try await Realm(configuration: Workspace.realmConfiguration(realmPath)) }
+                    if realm.value == nil { realm.value = try await Realm(configuration: Workspace.bulkConfiguration(realmPath)) }
                     let r = realm.value!
                     let (seconds, _) = try await timed {
                         try await r.write { realm in
@@ -94,10 +95,12 @@ extension Bench {
     // MARK: W6 delete half, compact
 
     /// W6: on a fresh copy of the big store per run, delete the objects with age < 50 (every other run of
-    /// 50 ids: half the objects, spread over the whole file) in one durable transaction; file size before,
+    /// 50 ids: half the objects, spread over the whole file) in one transaction, neither side syncing at commit
+    /// (``Workspace/bulkConfiguration(_:)``); file size before,
     /// after the delete, and after `realm.compact()` / `VACUUM`. GRDB's size is the database file plus its
     /// WAL; its compaction is `dbPool.vacuum()` then `checkpoint(.truncate)` (without the checkpoint the
-    /// vacuumed pages stay in the WAL and the files do not shrink).
+    /// vacuumed pages stay in the WAL and the files do not shrink). The second metric deletes the same objects
+    /// object by object, on a copy of its own (ActorStore: `for object in results { realm.delete(object) }`).
     func w6() async throws {
         let n = plan.big
         let realmFixture = try await fixtures.realm(n, indexed: false)
@@ -133,12 +136,34 @@ extension Bench {
             let (count, digest) = try await pool.read { db in try Schema.summary(db) }
             sample.checks = checks(count: count, digest: digest)
             try pool.close()
+            sample.metrics["perRow"] = try await grdbRowByRow(raw: raw)
             return sample
+        }
+        /// Object by object on a copy of its own: records fetch the young ones and delete each; raw reads their
+        /// ids and runs one prepared `DELETE … WHERE id = ?` per row.
+        func grdbRowByRow(raw: Bool) async throws -> Double {
+            let path = try fixtures.copy(poolFixture, "sqlite")
+            defer { workspace.remove(path) }
+            let pool = try Workspace.openPool(path)
+            let (seconds, _) = try await timed {
+                try await pool.write { db in
+                    if raw {
+                        try Raw.deleteYoungRowByRow(db)
+                    } else {
+                        for record in try ItemRecord.filter(Column("age") < 50).fetchAll(db) { try record.delete(db) }
+                    }
+                }
+            }
+            let (count, digest) = try await pool.read { db in try Schema.summary(db) }
+            try pool.close()
+            if checks(count: count, digest: digest) != expected { throw Failure("W6: GRDB row by row left \((count, digest))") }
+            return seconds
         }
         try await run(
             "W6", "delete half of \(Report.format(Double(n))) objects; file sizes; compaction / VACUUM",
             metrics: [
                 Metric(key: "delete", label: "delete half (age < 50), 1 transaction", unit: "s"),
+                Metric(key: "perRow", label: "object by object (raw: one DELETE … WHERE id = ? per row)", unit: "s"),
                 Metric(key: "compact", label: "compact() / VACUUM + checkpoint", unit: "s"),
                 Metric(key: "before", label: "file size before", unit: "MB"),
                 Metric(key: "afterDelete", label: "file size after delete", unit: "MB"),
@@ -150,7 +175,7 @@ extension Bench {
                     defer { workspace.remove(path) }
                     var sample = Sample()
                     do {
-                        let realm = try await Realm(configuration: Workspace.realmConfiguration(path))
+                        let realm = try await Realm(configuration: Workspace.bulkConfiguration(path))
                         sample.metrics["before"] = mb(await realm.statistics.fileSize)
                         let (deleteSeconds, _) = try await timed {
                             try await realm.write { realm in realm.delete(realm.objects(Item.self).where { $0.age < 50 }) }
@@ -168,6 +193,21 @@ extension Bench {
                         sample.checks = checks(count: count, digest: digest)
                     }
                     if sample.checks != expected { throw Failure("W6: ActorStore left \(sample.checks), expected \(expected)") }
+                    let rowPath = try fixtures.copy(realmFixture, "realm")
+                    defer { workspace.remove(rowPath) }
+                    do {
+                        let realm = try await Realm(configuration: Workspace.bulkConfiguration(rowPath))
+                        let (perRow, _) = try await timed {
+                            try await realm.write { realm in
+                                for object in realm.objects(Item.self).where({ $0.age < 50 }) { realm.delete(object) }
+                            }
+                        }
+                        sample.metrics["perRow"] = perRow
+                        let (count, digest) = await realmSummary(realm, Item.self)
+                        if checks(count: count, digest: digest) != expected {
+                            throw Failure("W6: ActorStore object by object left \((count, digest))")
+                        }
+                    }
                     return sample
                 },
                 .grdbRecords: { try await grdb(raw: false) },

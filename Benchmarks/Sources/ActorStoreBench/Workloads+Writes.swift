@@ -7,19 +7,20 @@ import GRDB
 extension Bench {
     // MARK: W1 bulk insert
 
-    /// W1: insert n objects into a new, empty store in one durable transaction. Timed: the `write` call only
-    /// (the file is created and the table defined before). Checked: count and checksum read back afterwards.
+    /// W1: insert n objects into a new, empty store in one transaction, neither side syncing at commit (see
+    /// ``Workspace/bulkConfiguration(_:)``). Timed: the `write` call only (the file is created and the table
+    /// defined before). Checked: count and checksum read back afterwards.
     func w1() async throws {
         for n in plan.bulk {
             let nText = Report.format(Double(n)).replacingOccurrences(of: ".", with: "")
             try await run(
-                "W1", "bulk insert of \(nText) objects, one durable transaction",
+                "W1", "bulk insert of \(nText) objects, one transaction (no sync at commit, either side)",
                 metrics: [Metric(key: "seconds", label: "insert \(nText) objects, 1 transaction", unit: "s")],
                 engines: [
                     .actorStore: { [self] in
                         let path = workspace.newPath("w1", "realm")
                         defer { workspace.remove(path) }
-                        let realm = try await Realm(configuration: Workspace.realmConfiguration(path))
+                        let realm = try await Realm(configuration: Workspace.bulkConfiguration(path))
                         let (seconds, _) = try await timed { try await insertObjects(realm, 0..<n, indexed: false) }
                         let (count, digest) = await realmSummary(realm, Item.self)
                         return Sample(metrics: ["seconds": seconds], checks: checks(count: count, digest: digest))

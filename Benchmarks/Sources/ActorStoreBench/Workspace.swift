@@ -28,6 +28,17 @@ final class Workspace: @unchecked Sendable {
         return configuration
     }
 
+    /// ActorStore's configuration for the bulk workloads (W1, W5, W6, W12): durability `.none`, no sync at
+    /// commit, which is what GRDB's pools run at by default (WAL with `synchronous=NORMAL`: a commit is
+    /// written to the WAL, not synced; a power loss may lose it, a crash of the process does not). Both
+    /// sides then time the same work: the transaction and its write to the OS, not the disk's flush. W13
+    /// compares durable commits, both sides syncing.
+    static func bulkConfiguration(_ path: String) -> Realm.Configuration {
+        var configuration = realmConfiguration(path)
+        configuration.durability = .none
+        return configuration
+    }
+
     /// GRDB's configuration: a `DatabasePool` (WAL mode) with GRDB's defaults (`synchronous` untouched: GRDB
     /// sets NORMAL in WAL mode), except `busyMode`: a 5 s timeout instead of failing at once. Under W9's
     /// contention (two readers and a writer on one pool, raw statements) `BEGIN IMMEDIATE` occasionally failed
