@@ -137,6 +137,13 @@ private struct OLRow: Equatable {
                             oracle[inner.id]!.score += 10
                         }
                         check(item, "loop object after an inner loop")
+                    case 13..<25:
+                        // The object the loop is at (its delete may wait in the engine, as its updates do).
+                        realm.delete(item)
+                        oracle[id] = nil
+                        deleted.insert(id)
+                        for key in oracle.keys where oracle[key]!.friend == id { oracle[key]!.friend = nil }
+                        if !item.isInvalidated { mismatches.append("\(id) not invalidated by its delete") }
                     default: break
                     }
                 }

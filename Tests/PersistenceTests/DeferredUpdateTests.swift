@@ -13,8 +13,9 @@ struct DeferredUpdateTests {
     private typealias Model = [ObjectKey: [Value]]
 
     /// One run of the random script: loops over the rows (all, a sample, or shuffled) updating each one
-    /// or two times from the location the loop has, with reads, inserts, deletes, other rows' updates and
-    /// set-based updates between; each round commits or rolls back. Returns the committed model.
+    /// or two times from the location the loop has, now and then deleting it, with reads, inserts, deletes,
+    /// other rows' updates and set-based updates between; each round commits or rolls back. Returns the
+    /// committed model.
     private static func play(
         _ engine: StorageEngine, seed: UInt64, deferring: Bool, rounds: Int, tables: (owners: TableID, items: TableID)
     ) async throws -> Model {
@@ -76,6 +77,14 @@ struct DeferredUpdateTests {
                             expected.modify(key, column, from: working[key]![column], to: value)
                             working[key]![column] = value
                         }
+                    }
+                    // Now and then the loop deletes the row it is at (the delete may wait, as the updates do).
+                    if rng.next() % 7 == 0 {
+                        #expect(try txn.deleteIfPresent(items, key), "round \(round): delete of \(key)")
+                        working[key] = nil
+                        expected.delete(key)
+                        // A second delete of the same row finds nothing.
+                        if rng.next() % 4 == 0 { #expect(try !txn.deleteIfPresent(items, key)) }
                     }
                     // Now and then, something between two rows of the loop.
                     switch rng.next() % 60 {

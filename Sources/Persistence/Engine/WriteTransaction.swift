@@ -16,11 +16,11 @@ package final class WriteTransaction: ReadableStore {
     /// changing it also bumps ``locationEpoch``.
     package internal(set) var state: DatabaseState {
         _read {
-            if !deferred.rows.isEmpty { applyDeferred() }
+            if !deferred.rows.isEmpty || deferredDeletes != nil { applyDeferred() }
             yield storedState
         }
         _modify {
-            if !deferred.rows.isEmpty { applyDeferred() }
+            if !deferred.rows.isEmpty || deferredDeletes != nil { applyDeferred() }
             locationEpoch &+= 1
             yield &storedState
         }
@@ -35,6 +35,10 @@ package final class WriteTransaction: ReadableStore {
     // to them is a read, an assignment or a mutating call of their own type that calls nothing outside it,
     // so no access can overlap another; the dynamic checks were a tenth of an object-by-object update.
     @exclusivity(unchecked) private var deferred = DeferredRows()
+    /// Deletes of rows that were ``deferrableRow`` when deleted, appended to the record but not yet removed
+    /// from the trees: the entries each removes, gathered as it was deleted; keys strictly ascending, of a
+    /// table no row links to (see ``deferDelete(_:_:)``). Never waiting beside ``deferred`` updates.
+    @exclusivity(unchecked) private var deferredDeletes: RowDeletions?  // see `deferred`
     /// The row a loop over objects is at: its updates may wait in ``deferred`` (unless they change a link
     /// column, whose backlinks must follow at once). Set by the loop (``LoopRow/loop``, from
     /// ``newLoop()``) before it hands out the row's object.
@@ -378,7 +382,9 @@ package final class WriteTransaction: ReadableStore {
     /// - Complexity: O(log n) in the backlink index.
     private func isLinkedTo(_ tableID: TableID) -> Bool {
         var linked = false
-        state.backlinks.forEach(from: BacklinkKey.lowerBound(tableID, ObjectKey(Int64.min)), inclusive: true) {
+        // The backlinks never wait: deferred updates change no link, and a deferred delete removes the
+        // backlinks of its row's links at once.
+        storedState.backlinks.forEach(from: BacklinkKey.lowerBound(tableID, ObjectKey(Int64.min)), inclusive: true) {
             entry, _ in
             linked = entry.target == tableID
             return false
@@ -389,6 +395,9 @@ package final class WriteTransaction: ReadableStore {
     /// Removes row `key` and the links to it (recording the linking rows modified), without recording the
     /// row deleted; returns false if there is no such row.
     private func removeRow(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) -> Bool {
+        if let row = deferrableRow, row.table == tableID, row.key == key, let deleted = try deferDelete(tableID, key) {
+            return deleted
+        }
         // In place: going through `state.tables[tableID]` would copy the table state for each deleted row.
         guard state.tables.contains(tableID) else { throw Self.missingTable(tableID) }
         guard let current = state.tables.rowLocation(tableID, key) else { return false }
@@ -435,7 +444,7 @@ package final class WriteTransaction: ReadableStore {
     ///   `.poisoned` (the commit's fsync failed; reopen the store).
     @discardableResult
     package nonisolated(nonsending) func commit() async throws(StorageError) -> CommitResult {
-        if !deferred.rows.isEmpty { applyDeferred() }
+        if !deferred.rows.isEmpty || deferredDeletes != nil { applyDeferred() }
         try checkUsable()
         isFinished = true
         let outcome = await engine.append(self)
@@ -446,6 +455,7 @@ package final class WriteTransaction: ReadableStore {
     /// Discards everything the transaction did and releases the writer lock.
     package func rollback() {
         deferred = DeferredRows()
+        deferredDeletes = nil
         pendingModified = PendingModifications()
         isFinished = true
         releaseWriteLock()
@@ -615,6 +625,7 @@ package final class WriteTransaction: ReadableStore {
     /// appended at `location` without being applied (see ``deferred``). Applies the waiting updates first
     /// if they are another table's, and all of them once a chunk is waiting.
     func deferUpdate(_ tableID: TableID, _ key: ObjectKey, at location: RowLocation, changed: ColumnSet) {
+        if deferredDeletes != nil { applyDeferred() }
         var waiting = deferred.add(tableID, key, at: location, changed: changed)
         if waiting == nil {
             applyDeferred()
@@ -625,10 +636,58 @@ package final class WriteTransaction: ReadableStore {
         if let waiting, waiting >= Self.updateChunk { applyDeferred() }
     }
 
+    /// Deletes row `key` of `tableID`, the row a loop is at (``deferrableRow``), without removing it from
+    /// the trees yet: its delete operation is appended, the backlinks of its links go at once, and its
+    /// entries wait in ``deferredDeletes`` to be removed with the others, one pass per tree (as
+    /// ``delete(_:keys:)`` removes a batch). Returns whether the row existed; nil, changing nothing, where
+    /// the delete must go the usual way: rows of a table some row links to (deleting one rewrites the rows
+    /// linking to it), or a key not above the last waiting one (the waiting ones are applied first then,
+    /// so that a key is never deleted twice).
+    private func deferDelete(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) -> Bool? {
+        if !deferred.rows.isEmpty { applyDeferred() }
+        if let waiting = deferredDeletes {
+            guard waiting.table == tableID, let last = waiting.keys.last, last < key else { return nil }
+        } else {
+            // A new batch: checked once, as no row can come to link here without the batch being applied
+            // first (a link is written through `state`).
+            guard !isLinkedTo(tableID), let batch = storedState.deletions(of: tableID, capacity: Self.updateChunk)
+            else { return nil }
+            deferredDeletes = batch
+        }
+        guard let location = storedState.tables.rowLocation(tableID, key) else { return false }
+        let mark = buffer.count
+        let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
+        buffer.append(CommitPayload.Op.delete.rawValue)
+        buffer.append(tableID.rawValue)
+        buffer.append(key.rawValue)
+        EncryptedRecord.endUnit(unit, in: buffer)
+        do throws(StorageError) {
+            try withRowBytes(at: location) { (old) throws(StorageError) in
+                try storedState.collectDelete(key, at: location, oldRow: old, into: &deferredDeletes!, token: token)
+            }
+        } catch {
+            buffer.truncate(to: mark)
+            failure = error
+            throw error
+        }
+        // The rows of the loop ahead did not move.
+        locationEpoch &+= 1
+        deferrableRow?.countWrite(tableID, key)
+        if deferredDeletes!.keys.count >= Self.updateChunk { applyDeferred() }
+        return true
+    }
+
     /// Applies the updates waiting in ``deferred`` to the trees, in one pass per tree. A row updated more
     /// than once is at its last location. A failure (a row that cannot be decoded: a damaged file or
     /// record) becomes the transaction's, which can then only roll back.
     private func applyDeferred() {
+        if let deletes = deferredDeletes {
+            deferredDeletes = nil
+            do throws(StorageError) { try storedState.applyDeletes(deletes, token: token) } catch {
+                if failure == nil { failure = error }
+            }
+        }
+        guard !deferred.rows.isEmpty else { return }
         var updates: [(key: ObjectKey, value: RowLocation)] = []
         swap(&updates, &deferred.rows)
         let (table, changed) = (deferred.table, deferred.changed)
