@@ -37,8 +37,10 @@ extension WriteSession {
                         : "Can only delete an object from the Realm it belongs to."))
             return
         }
-        // No look-up first: the delete finds the row (or that there is none) itself.
-        guard deleteRow(managed.table, managed.key) != false else {
+        // No look-up first: the delete finds the row (or that there is none) itself, or is told where it is
+        // (the object's cached location holds while the context's stamp is unchanged: every change bumps it).
+        let known = managed.stamp == context.stamp ? managed.location : nil
+        guard deleteRow(managed.table, managed.key, knownLocation: known) != false else {
             fail(
                 RealmError(
                     .invalidObject,
@@ -65,11 +67,13 @@ extension WriteSession {
     /// - Returns: whether the row was deleted: false if it was already gone, nil if the delete failed (the
     ///   session then holds the error).
     @discardableResult
-    func deleteRow(_ binding: TableBinding, _ key: ObjectKey) -> Bool? {
+    func deleteRow(_ binding: TableBinding, _ key: ObjectKey, knownLocation: RowLocation? = nil) -> Bool? {
         let children =
             binding.embeddedLinkColumns.isEmpty
             ? [] : embeddedChildren(binding, key, columns: binding.embeddedLinkColumns)
-        let deleted = run { () throws(StorageError) in try transaction.deleteIfPresent(binding.tableID, key) }
+        let deleted = run { () throws(StorageError) in
+            try transaction.deleteIfPresent(binding.tableID, key, knownLocation: knownLocation)
+        }
         guard deleted == true else { return deleted }
         for child in children { deleteRow(child.binding, child.key) }
         return true

@@ -312,10 +312,14 @@ package final class WriteTransaction: ReadableStore {
     /// row: for deleting a set of rows of which some may already be gone (embedded objects whose parent
     /// was deleted first).
     /// - Throws: `.invalidObject` if there is no such table; what ``delete(_:_:)`` throws otherwise.
+    /// `knownLocation`, if the caller has it, is where the row is in the transaction's current state (it saves
+    /// a lookup).
     @discardableResult
-    package func deleteIfPresent(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) -> Bool {
+    package func deleteIfPresent(
+        _ tableID: TableID, _ key: ObjectKey, knownLocation: RowLocation? = nil
+    ) throws(StorageError) -> Bool {
         try checkUsable()
-        guard try removeRow(tableID, key) else { return false }
+        guard try removeRow(tableID, key, knownLocation: knownLocation) else { return false }
         changes.tables[tableID, default: TableChanges()].recordDelete(key)
         return true
     }
@@ -394,8 +398,12 @@ package final class WriteTransaction: ReadableStore {
 
     /// Removes row `key` and the links to it (recording the linking rows modified), without recording the
     /// row deleted; returns false if there is no such row.
-    private func removeRow(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) -> Bool {
-        if let row = deferrableRow, row.table == tableID, row.key == key, let deleted = try deferDelete(tableID, key) {
+    private func removeRow(
+        _ tableID: TableID, _ key: ObjectKey, knownLocation: RowLocation? = nil
+    ) throws(StorageError) -> Bool {
+        if let row = deferrableRow, row.table == tableID, row.key == key,
+            let deleted = try deferDelete(tableID, key, knownLocation: knownLocation)
+        {
             return deleted
         }
         // In place: going through `state.tables[tableID]` would copy the table state for each deleted row.
@@ -636,14 +644,16 @@ package final class WriteTransaction: ReadableStore {
         if let waiting, waiting >= Self.updateChunk { applyDeferred() }
     }
 
-    /// Deletes row `key` of `tableID`, the row a loop is at (``deferrableRow``), without removing it from
-    /// the trees yet: its delete operation is appended, the backlinks of its links go at once, and its
-    /// entries wait in ``deferredDeletes`` to be removed with the others, one pass per tree (as
-    /// ``delete(_:keys:)`` removes a batch). Returns whether the row existed; nil, changing nothing, where
-    /// the delete must go the usual way: rows of a table some row links to (deleting one rewrites the rows
-    /// linking to it), or a key not above the last waiting one (the waiting ones are applied first then,
-    /// so that a key is never deleted twice).
-    private func deferDelete(_ tableID: TableID, _ key: ObjectKey) throws(StorageError) -> Bool? {
+    /// Deletes row `key` of `tableID` (at `knownLocation`, if given), the row a loop is at
+    /// (``deferrableRow``), without removing it from the trees yet: its delete operation is appended, the
+    /// backlinks of its links go at once, and its entries wait in ``deferredDeletes`` to be removed with
+    /// the others, one pass per tree (as ``delete(_:keys:)`` removes a batch). Returns whether the row
+    /// existed; nil, changing nothing, where the delete must go the usual way: rows of a table some row
+    /// links to (deleting one rewrites the rows linking to it), or a key not above the last waiting one
+    /// (so that a key is never deleted twice; the usual way applies the waiting ones first).
+    private func deferDelete(
+        _ tableID: TableID, _ key: ObjectKey, knownLocation: RowLocation?
+    ) throws(StorageError) -> Bool? {
         if !deferred.rows.isEmpty { applyDeferred() }
         if let waiting = deferredDeletes {
             guard waiting.table == tableID, let last = waiting.keys.last, last < key else { return nil }
@@ -654,7 +664,7 @@ package final class WriteTransaction: ReadableStore {
             else { return nil }
             deferredDeletes = batch
         }
-        guard let location = storedState.tables.rowLocation(tableID, key) else { return false }
+        guard let location = knownLocation ?? storedState.tables.rowLocation(tableID, key) else { return false }
         let mark = buffer.count
         let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
         buffer.append(CommitPayload.Op.delete.rawValue)
