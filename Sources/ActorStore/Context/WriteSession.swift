@@ -33,9 +33,9 @@ final class WriteSession {
     @exclusivity(unchecked) var embeddedAdded = Set<ObjectIdentifier>()
     /// The row and column a property set is encoding a value for (see `set`).
     @exclusivity(unchecked) var target: (table: TableID, key: ObjectKey, column: Int)?
-    /// The binding of the class inserted last (bulk inserts are usually of one class).
     /// The row array of inserts of objects without links, reused from one to the next (see `insert(_:)`).
     var insertRow: [Value] = []
+    /// The binding of the class inserted last (bulk inserts are usually of one class).
     @exclusivity(unchecked) var lastInsert: (type: ObjectIdentifier, bindings: SchemaBindings, binding: TableBinding)?
 
     init(context: RealmContext, transaction: WriteTransaction, owner: Int?) {

@@ -362,11 +362,7 @@ package final class WriteTransaction: ReadableStore {
         do throws(StorageError) {
             for (key, location) in zip(ascending, locations).reversed() {
                 guard let location else { continue }
-                let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
-                buffer.append(CommitPayload.Op.delete.rawValue)
-                buffer.append(tableID.rawValue)
-                buffer.append(key.rawValue)
-                EncryptedRecord.endUnit(unit, in: buffer)
+                appendDeleteOp(tableID, key)
                 try withRowBytes(at: location) { (old) throws(StorageError) in
                     try state.collectDelete(key, at: location, oldRow: old, into: &batch, token: token)
                 }
@@ -421,11 +417,7 @@ package final class WriteTransaction: ReadableStore {
             changes.tables[link.source, default: TableChanges()].recordModify(link.key, columns)
         }
         let mark = buffer.count
-        let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
-        buffer.append(CommitPayload.Op.delete.rawValue)
-        buffer.append(tableID.rawValue)
-        buffer.append(key.rawValue)
-        EncryptedRecord.endUnit(unit, in: buffer)
+        appendDeleteOp(tableID, key)
         do throws(StorageError) {
             try withRowBytes(at: current) { (old) throws(StorageError) in
                 try state.applyDelete(table: tableID, key: key, oldRow: old, token: token)
@@ -436,6 +428,15 @@ package final class WriteTransaction: ReadableStore {
             throw error
         }
         return true
+    }
+
+    /// Appends the delete operation of row `key` of `tableID` to the record (its own unit, encrypted).
+    private func appendDeleteOp(_ tableID: TableID, _ key: ObjectKey) {
+        let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
+        buffer.append(CommitPayload.Op.delete.rawValue)
+        buffer.append(tableID.rawValue)
+        buffer.append(key.rawValue)
+        EncryptedRecord.endUnit(unit, in: buffer)
     }
 
     /// Deletes every row of a table (unlinking each, as ``delete(_:_:)``).
@@ -666,11 +667,7 @@ package final class WriteTransaction: ReadableStore {
         }
         guard let location = knownLocation ?? storedState.tables.rowLocation(tableID, key) else { return false }
         let mark = buffer.count
-        let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
-        buffer.append(CommitPayload.Op.delete.rawValue)
-        buffer.append(tableID.rawValue)
-        buffer.append(key.rawValue)
-        EncryptedRecord.endUnit(unit, in: buffer)
+        appendDeleteOp(tableID, key)
         do throws(StorageError) {
             try withRowBytes(at: location) { (old) throws(StorageError) in
                 try storedState.collectDelete(key, at: location, oldRow: old, into: &deferredDeletes!, token: token)
