@@ -11,7 +11,8 @@ struct CheckpointMark: Sendable, Equatable {
 ///
 /// A checkpoint is written at ``close()``, after a compaction, and in the background when
 /// ``Configuration/checkpointInterval`` bytes of log followed the last one. It holds the write lock only
-/// to append its two records (see ``writeCheckpoint(holdingWriteLock:syncing:)``).
+/// to place its two records and write the small one and the other's frame (see
+/// ``writeCheckpoint(holdingWriteLock:syncing:)``).
 extension StorageEngine {
     /// Writes a checkpoint of the newest version, unless the newest checkpoint already has it.
     /// - Throws: `.readOnly`, `.closed`, `.poisoned`; `.diskFull`, `.ioFailure` (the file is unchanged:
@@ -57,10 +58,11 @@ extension StorageEngine {
     ///
     /// 1. without the write lock: encode the nodes changed since the last checkpoint into a nodes record,
     ///    which does not depend on where it will be appended (``BTreeNodeFormat``);
-    /// 2. under the write lock: append it (a commit arriving meanwhile waits for that one write, as long as
-    ///    the nodes changed since the last checkpoint; not measured on its own yet);
-    /// 3. without it: sync the file, so that the nodes are durable (commits append meanwhile, and pay no
-    ///    sync of the checkpoint's);
+    /// 2. under the write lock: reserve the record's place at the end of the log and write its frame (its
+    ///    header and footer); then, without the lock, its payload (commits append after it meanwhile: see
+    ///    ``appendCheckpointNodes(_:after:store:deferringPayload:)`` for why that is safe);
+    /// 3. without the lock: sync the file, so that the nodes are durable (commits append meanwhile, and pay
+    ///    no sync of the checkpoint's);
     /// 4. under the write lock again: append the checkpoint record, whose watermark (the end of the nodes)
     ///    vouches for them, and let the newest versions read the nodes written from the file, releasing
     ///    their memory once no snapshot uses it.
@@ -110,17 +112,27 @@ extension StorageEngine {
                 kind: .nodes, body: sealedLater, sealingBody: false, watermark: synced, at: start, cipher: cipher)
         }
 
-        // 2. Append the nodes (under the writer lock of every process too: see SharedWriting).
+        // 2. Append the nodes (under the writer lock of every process too: see SharedWriting). Without the
+        // caller holding the lock, only the record's frame is written under it, and its payload after.
         if !holdingWriteLock { try await lockWriter() }
-        let appended: (start: UInt64, file: OpenFile, end: UInt64)
+        let appended: AppendedNodes
         do throws(StorageError) {
-            appended = try await appendCheckpointNodes(frameNodes, after: state, store: store)
+            appended = try await appendCheckpointNodes(
+                frameNodes, after: state, store: store, deferringPayload: !holdingWriteLock)
         } catch {
             if !holdingWriteLock { unlockWriter() }
             throw error
         }
         if !holdingWriteLock { unlockWriter() }
-        let (start, file, nodesEnd) = appended
+        let (start, file, nodesEnd) = (appended.start, appended.file, appended.end)
+        if let record = appended.unwrittenRecord {
+            do throws(StorageError) {
+                try await writeNodesPayload(of: record, to: file, at: start)
+            } catch {
+                await abandonUnfinishedNodes(file: file, start: start, end: nodesEnd, after: error)
+                throw error
+            }
+        }
         let base = start + UInt64(Record.headerSize + Record.watermarkSize)
         var checkpoint = unplaced.placed(at: base)
         checkpoint.nodesStart = start
@@ -185,11 +197,29 @@ extension StorageEngine {
         }
     }
 
+    /// Where step 2 of ``writeCheckpoint(holdingWriteLock:syncing:)`` appended the nodes record; with
+    /// `unwrittenRecord`, only its frame is written yet (see ``appendCheckpointNodes``).
+    private struct AppendedNodes {
+        var start: UInt64
+        var file: OpenFile
+        var end: UInt64
+        var unwrittenRecord: [UInt8]?
+    }
+
     /// Step 2 of ``writeCheckpoint(holdingWriteLock:syncing:)``, under the write lock: appends the nodes
     /// record; returns where, and the file.
+    ///
+    /// With `deferringPayload`, it writes only the record's footer and header, and returns the record for
+    /// the caller to write its payload (``writeNodesPayload(of:to:at:)``) after letting go of the lock: the
+    /// nodes of a big change are tens of megabytes, and commits append after them meanwhile instead of
+    /// waiting. That is safe because a complete frame around a payload that does not match its checksum is
+    /// a damaged nodes record, which open and catch-up step over (nodes repeat what commits hold) and no
+    /// checkpoint record uses: the checkpoint record comes only after the payload is written and synced. A
+    /// crash meanwhile leaves such an unfinished record in the log, before commits that stay whole.
     private func appendCheckpointNodes(
-        _ frame: (UInt64) throws(StorageError) -> [UInt8], after state: DatabaseState, store: NodeStore
-    ) async throws(StorageError) -> (start: UInt64, file: OpenFile, end: UInt64) {
+        _ frame: (UInt64) throws(StorageError) -> [UInt8], after state: DatabaseState, store: NodeStore,
+        deferringPayload: Bool
+    ) async throws(StorageError) -> AppendedNodes {
         let (file, start, problem, sameStore) = core.withLock { core in
             (
                 core.file, core.appendedEnd,
@@ -204,7 +234,14 @@ extension StorageEngine {
         let record = try frame(start)
         let end = start + UInt64(record.count)
         do throws(StorageError) {
-            try await appendCheckpointBytes(record, to: file, at: start)
+            if deferringPayload {
+                // The footer first: until the header is written too, the record reads as a torn tail.
+                let footer = (record.count - Record.footerSize)..<record.count
+                try Self.write(record, footer, of: file, at: end - UInt64(Record.footerSize), fs)
+                try Self.write(record, 0..<Record.headerSize, of: file, at: start, fs)
+            } else {
+                try await appendCheckpointBytes(record, to: file, at: start)
+            }
             try remapIfNeeded(for: end)
         } catch {
             abandonCheckpoint(file: file, at: start, after: error)
@@ -214,7 +251,48 @@ extension StorageEngine {
             core.appendedEnd = end
             core.reservedEnd = max(core.reservedEnd, end)
         }
-        return (start, file, end)
+        return AppendedNodes(start: start, file: file, end: end, unwrittenRecord: deferringPayload ? record : nil)
+    }
+
+    /// Writes the payload of the nodes record `record` appended at `start` (its frame is written), without
+    /// the write lock, on a Dispatch thread (a background checkpoint is in no hurry; the cooperative pool's
+    /// threads are not for file writes).
+    private func writeNodesPayload(of record: [UInt8], to file: OpenFile, at start: UInt64) async throws(StorageError) {
+        let fs = self.fs
+        try await offload { () throws(StorageError) in
+            let payload = Record.headerSize..<(record.count - Record.footerSize)
+            try Self.write(record, payload, of: file, at: start + UInt64(Record.headerSize), fs)
+        }
+    }
+
+    /// Writes `bytes[range]` at `offset` of `file`.
+    private static func write(
+        _ bytes: [UInt8], _ range: Range<Int>, of file: OpenFile, at offset: UInt64, _ fs: any FileSystem
+    ) throws(StorageError) {
+        var failure: StorageError?
+        bytes.withUnsafeBytes { raw in
+            do throws(StorageError) {
+                try fs.writeAll(file, UnsafeRawBufferPointer(rebasing: raw[range]), at: offset)
+            } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// After the payload of a nodes record could not be written: cuts the record off if nothing was
+    /// appended after it (else, or if the cut fails, the record stays: a damaged nodes record, which open
+    /// and catch-up step over and ``verify()`` recognises as unfinished).
+    private func abandonUnfinishedNodes(file: OpenFile, start: UInt64, end: UInt64, after error: StorageError) async {
+        guard (try? await lockWriter()) != nil else { return }
+        defer { unlockWriter() }
+        let last = core.withLock { $0.appendedEnd == end && $0.file.descriptor == file.descriptor && !$0.isClosed }
+        guard last else { return }
+        do throws(StorageError) {
+            try cutBack(file, to: start, after: error)
+            core.withLock { core in
+                core.appendedEnd = start
+                core.reservedEnd = start
+            }
+        } catch {}
     }
 
     /// Writes a checkpoint's record: inline when small, on a Dispatch thread when large.
@@ -317,7 +395,9 @@ extension StorageEngine {
     /// Reads the whole file and checks every checksum: every record's, and every index node's that the
     /// newest version uses. Open checks only the records after the newest checkpoint (and nodes are checked
     /// when first loaded), so damage to older bytes of a store (a failing disk, a changed file) is found
-    /// here, by compaction, or not at all.
+    /// here, by compaction, or not at all. A nodes record that a checkpoint did not finish writing (part of
+    /// its payload never written: a crash or a full disk during the checkpoint) is not damage: no
+    /// checkpoint uses it.
     /// - Throws: `.corrupted` with the offset of the first damage found; `.closed`.
     /// - Complexity: O(file size).
     package func verify() throws(StorageError) {
@@ -342,7 +422,8 @@ extension StorageEngine {
                     }
                 }
             }
-            guard entry.payloadIsDamaged else { return }
+            // A checkpoint that did not finish writing its nodes (a crash, a full disk) left them unused.
+            guard entry.payloadIsDamaged, !LogScanner.looksUnfinished(bytes, payload: entry.payload) else { return }
             throw StorageError(
                 .corrupted,
                 "The index nodes record at byte \(entry.offset) of '\(path)' is damaged (checksum mismatch). Open the "

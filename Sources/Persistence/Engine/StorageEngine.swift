@@ -406,6 +406,10 @@ package final class StorageEngine: Sendable {
         // A background compaction holds the engine (and may hold the files) until it ends: let it end, so
         // that when this returns the file is really closed.
         await waitForBackgroundCompaction()
+        // A checkpoint writes its nodes without the write lock (under the compaction lock): the file must not
+        // be closed under that write.
+        await compactionLock.lock()
+        defer { compactionLock.unlock() }
         await writeLock.lock()
         await waitUntilSynced()
         if !configuration.readOnly {

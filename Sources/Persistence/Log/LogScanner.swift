@@ -237,6 +237,14 @@ package enum LogScanner {
     /// zeros. Its last 4 bytes are a checksum, so a written record ends with 4 zeros only by a 2^-32 chance.
     /// `range` may also start inside a record (`atRecordStart` false): then the piece holding its first
     /// byte needs 4 bytes, as the last one does.
+    /// Whether the payload `range` of a damaged nodes record has a piece a crash left unwritten (see
+    /// ``hasUnwrittenSector(_:_:atRecordStart:)``): a checkpoint that wrote the record's frame and not all
+    /// of its payload (see ``StorageEngine/writeCheckpoint(holdingWriteLock:syncing:)``), rather than
+    /// bytes that changed after they were written.
+    package static func looksUnfinished(_ file: UnsafeRawBufferPointer, payload range: Range<Int>) -> Bool {
+        hasUnwrittenSector(file, range, atRecordStart: false)
+    }
+
     private static func hasUnwrittenSector(
         _ file: UnsafeRawBufferPointer, _ range: Range<Int>, atRecordStart: Bool = true
     ) -> Bool {
