@@ -57,4 +57,46 @@ struct RecordBufferTests {
             #expect(header?.length == UInt64(length + Record.watermarkSize))
         }
     }
+
+    @Test("a write transaction builds its record in the last one's buffer; a big one goes after a small transaction")
+    func buffersAreRecycled() async throws {
+        let fs = MemoryFileSystem(tracksDurability: true)
+        let engine = try await memoryEngine(fs)
+        let world = try await FaultInjectionTests.seed(engine)
+        let text = String(repeating: "x", count: 200)
+        // A big transaction, rolled back: its buffer is kept, and none of its operations reach the next record.
+        await #expect(throws: CancellationError.self) {
+            _ = try await engine.write { txn in
+                for i in 0..<10_000 { try txn.insert(world.kv, [.int(Int64(100_000 + i)), .string(text)]) }
+                throw CancellationError()
+            }
+        }
+        let spare = try #require(engine.core.withLock { $0.spareBuffer })
+        #expect(spare.capacity >= 2 << 20)
+        // A big transaction in it: kept again.
+        let (bigBuffer, _) = try await engine.write { txn in
+            for i in 0..<10_000 { try txn.insert(world.kv, [.int(Int64(200_000 + i)), .string(text)]) }
+            return ObjectIdentifier(txn.buffer)
+        }
+        #expect(bigBuffer == ObjectIdentifier(spare))
+        #expect(engine.core.withLock { $0.spareBuffer }.map(ObjectIdentifier.init) == bigBuffer)
+        // A small one in it too, after which it is given back (under a sixteenth of it used).
+        let (smallBuffer, _) = try await engine.write { txn in
+            try txn.insert(world.kv, [.int(300_000), .string("small")])
+            return ObjectIdentifier(txn.buffer)
+        }
+        #expect(smallBuffer == bigBuffer)
+        #expect(engine.core.withLock { $0.spareBuffer } == nil)
+
+        let expected = try CompactionTests.Dump(engine.snapshot())
+        let crashed = try await memoryEngine(fs.powerLossImage())
+        #expect(try CompactionTests.Dump(crashed.snapshot()) == expected)
+        let snapshot = try crashed.snapshot()
+        #expect(snapshot.object(world.kv, primaryKey: .int(100_000)) == nil)
+        #expect(snapshot.object(world.kv, primaryKey: .int(209_999)) != nil)
+        #expect(snapshot.object(world.kv, primaryKey: .int(300_000)) != nil)
+        try crashed.verify()
+        await crashed.close()
+        await engine.close()
+    }
 }

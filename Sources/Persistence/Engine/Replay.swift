@@ -208,14 +208,16 @@ package final class RecordBuffer {
     // of `reserve`, called several times per inserted row. With every access in this file, the
     // whole-module optimizer proves that no two accesses overlap and drops the checks.
     private var pointer: UnsafeMutableRawPointer
-    private var capacity: Int
+    private var allocated: Int
     private var used: Int
     /// The number of bytes appended (and not truncated away).
     package var count: Int { used }
+    /// The bytes allocated.
+    package var capacity: Int { allocated }
 
     package init(capacity: Int = 4096) {
-        self.capacity = max(capacity, 64)
-        pointer = Self.resize(nil, to: self.capacity)
+        allocated = max(capacity, 64)
+        pointer = Self.resize(nil, to: allocated)
         used = 0
     }
 
@@ -232,11 +234,11 @@ package final class RecordBuffer {
     package func reserveCapacity(forAppending extra: Int) { reserve(extra) }
 
     private func reserve(_ extra: Int) {
-        guard used + extra > capacity else { return }
-        var newCapacity = capacity * 2
+        guard used + extra > allocated else { return }
+        var newCapacity = allocated * 2
         while newCapacity < used + extra { newCapacity *= 2 }
         pointer = Self.resize(pointer, to: newCapacity)
-        capacity = newCapacity
+        allocated = newCapacity
     }
 
     /// `realloc`: a large buffer (which `malloc` maps on its own) grows by remapping its pages where the

@@ -195,6 +195,9 @@ package final class StorageEngine: Sendable {
         var checkpointNodeBytes: UInt64 = 0
         var checkpointRunning = false
         var lastCheckpointError: StorageError?
+        /// The record buffer of the last write transaction, kept for the next (see
+        /// ``StorageEngine/recycle(_:)``).
+        var spareBuffer: RecordBuffer?
         /// Counts the times the newest version was replaced by the same version reading its nodes from the
         /// file again (node cache eviction, a checkpoint): a reader holding that version can take the fresh
         /// one to let go of the nodes it loaded (see ``StorageEngine/newestVersionAndCacheEpoch()``).
@@ -422,6 +425,7 @@ package final class StorageEngine: Sendable {
             }
         }
         core.withLock { core in
+            core.spareBuffer = nil
             if !core.isClosed {
                 core.isClosed = true
                 // Only while alone (see releaseReservedSpace), so under the writer lock or not does not matter.

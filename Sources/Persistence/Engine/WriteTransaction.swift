@@ -143,7 +143,11 @@ package final class WriteTransaction: ReadableStore {
     /// through a `readRow` closure must outlive the call. Emptied after each operation.
     let scratch = ScratchRows()
 
-    init(engine: StorageEngine, base: DatabaseState, recordStart: UInt64, region: MappedRegion) {
+    /// - Parameter spare: a buffer of an earlier transaction to build the record in (emptied first).
+    init(
+        engine: StorageEngine, base: DatabaseState, recordStart: UInt64, region: MappedRegion,
+        buffer spare: RecordBuffer? = nil
+    ) {
         self.engine = engine
         self.storedState = base
         self.baseVersion = base.version
@@ -153,7 +157,12 @@ package final class WriteTransaction: ReadableStore {
         self.recordStart = recordStart
         self.region = region
         self.cipher = region.cipher
-        self.buffer = RecordBuffer(capacity: 4096)
+        if let spare {
+            spare.truncate(to: 0)
+            self.buffer = spare
+        } else {
+            self.buffer = RecordBuffer(capacity: 4096)
+        }
         buffer.append([UInt8](repeating: 0, count: Self.bodyStart))
         let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
         buffer.append(storedState.version.rawValue)
@@ -163,6 +172,9 @@ package final class WriteTransaction: ReadableStore {
 
     deinit {
         releaseWriteLock()
+        // Nothing else holds the buffer once the transaction is gone (rows read from it are copied or live
+        // within an operation): the next transaction may build its record in it.
+        engine.recycle(buffer)
     }
 
     /// Lets the engine's write lock go, once: the only place a write transaction releases it. Called when the
