@@ -248,102 +248,124 @@ struct CheckpointTests {
         await crashed.close()
         await engine.close()
     }
-    @Test("commits go on while a checkpoint writes its nodes; a crash meanwhile leaves a record open steps over")
-    func commitsDuringNodesWrite() async throws {
-        let base = MemoryFileSystem(tracksDurability: true)
-        let gate = HoldingWriteFileSystem(base: base)
-        let engine = try await memoryEngine(gate, reservedSpace: 0)
-        let world = try await Self.populate(engine)
-        let checkpointed = engine.latestVersion
-        let previous = engine.statistics.checkpointVersion
-        gate.holdNextWrite(ofAtLeast: 1024)
-        let checkpoint = Task { try await engine.checkpoint() }
-        await gate.waitUntilHeld()
-        // The checkpoint holds the write of its nodes, without the write lock: durable commits go on.
-        for i in 0..<3 {
-            _ = try await engine.write { txn in try txn.insert(world.kv, [.int(Int64(8000 + i)), .string("during")]) }
-        }
-        let during = try Dump(engine.snapshot())
-        #expect(during.version == checkpointed.next.next.next)
+    @Test(
+        "commits go on while a checkpoint writes its nodes; a crash meanwhile leaves a record open steps over",
+        arguments: StorageKind.allCases)
+    func commitsDuringNodesWrite(kind: StorageKind) async throws {
+        try await kind.run {
+            let base = MemoryFileSystem(tracksDurability: true)
+            let gate = HoldingWriteFileSystem(base: base)
+            let engine = try await memoryEngine(gate, reservedSpace: 0)
+            let world = try await Self.populate(engine)
+            let checkpointed = engine.latestVersion
+            let before = try Dump(engine.snapshot())
+            let previous = engine.statistics.checkpointVersion
+            gate.holdNextWrite(ofAtLeast: 1024)
+            let checkpoint = Task { try await engine.checkpoint() }
+            await gate.waitUntilHeld()
+            // A crash with the nodes record's frame written and nothing after it.
+            let early = base.processCrashImage()
+            // The checkpoint holds the write of its nodes, without the write lock: durable commits go on.
+            for i in 0..<3 {
+                _ = try await engine.write { txn in
+                    try txn.insert(world.kv, [.int(Int64(8000 + i)), .string("during")])
+                }
+            }
+            let during = try Dump(engine.snapshot())
+            #expect(during.version == checkpointed.next.next.next)
+            // verify() does not take the record being written for damage.
+            try engine.verify()
 
-        // A crash now (of the process, or of the machine after the commits' syncs): the nodes record has its
-        // frame and no payload. Open steps over it and keeps the commits after it; verify() finds no damage.
-        for image in [base.processCrashImage(), base.powerLossImage()] {
-            let crashed = try await memoryEngine(image)
-            #expect(crashed.recoveryReport.damagedNodeRecords == 1)
-            #expect(crashed.recoveryReport.checkpointVersion == previous)
-            #expect(crashed.recoveryReport.truncatedBytes == 0)
+            // A crash now (of the process, or of the machine after the commits' syncs): the nodes record has
+            // its frame and no payload. Open steps over it and keeps the commits after it; verify() finds no
+            // damage. The checkpoint the open's close writes is used by the next open.
+            let images = [(early, before), (base.processCrashImage(), during), (base.powerLossImage(), during)]
+            for (image, contents) in images {
+                let crashed = try await memoryEngine(image, reservedSpace: 0)
+                #expect(crashed.recoveryReport.damagedNodeRecords == 1)
+                #expect(crashed.recoveryReport.checkpointVersion == previous)
+                #expect(crashed.recoveryReport.truncatedBytes == 0)
+                #expect(try Dump(crashed.snapshot()) == contents)
+                #expect(try Dump.indexProblems(crashed.snapshot()).isEmpty)
+                try crashed.verify()
+                await crashed.close()
+                // With nothing after the unfinished record, the new checkpoint's record follows it, and its
+                // commits are replayed from before it: the record is checked, not trusted.
+                let reopened = try await memoryEngine(image, reservedSpace: 0)
+                #expect(reopened.recoveryReport.checkpointVersion == reopened.latestVersion)
+                #expect(try Dump(reopened.snapshot()) == contents)
+                try reopened.verify()
+                await reopened.close()
+            }
+
+            gate.release()
+            try await checkpoint.value
+            #expect(engine.statistics.checkpointVersion == checkpointed)
+            // The three commits lie between the checkpoint's nodes and its record (not synced: a process
+            // crash), and are replayed.
+            let crashed = try await memoryEngine(base.processCrashImage())
+            #expect(crashed.recoveryReport.checkpointVersion == checkpointed)
+            #expect(crashed.recoveryReport.recordsReplayed == 3)
+            #expect(crashed.recoveryReport.damagedNodeRecords == 0)
             #expect(try Dump(crashed.snapshot()) == during)
-            #expect(try Dump.indexProblems(crashed.snapshot()).isEmpty)
             try crashed.verify()
             await crashed.close()
-            let reopened = try await memoryEngine(image)
-            #expect(reopened.recoveryReport.checkpointVersion == reopened.latestVersion)
-            #expect(try Dump(reopened.snapshot()) == during)
+            await engine.close()
+        }
+    }
+
+    @Test(
+        "nodes that cannot be written: cut off when nothing follows them, stepped over when commits do",
+        arguments: StorageKind.allCases)
+    func failedNodesWrite(kind: StorageKind) async throws {
+        try await kind.run {
+            let base = MemoryFileSystem(tracksDurability: true)
+            let gate = HoldingWriteFileSystem(base: base)
+            let engine = try await memoryEngine(gate, reservedSpace: 0)
+            let world = try await Self.populate(engine)
+            let end = engine.core.withLock { $0.appendedEnd }
+
+            // Nothing was appended after the record, and no sync covered it: it is cut off, and the file
+            // ends where it did.
+            gate.holdNextWrite(ofAtLeast: 1024, failing: true)
+            let first = Task { try await engine.checkpoint() }
+            await gate.waitUntilHeld()
+            gate.release()
+            await #expect(throws: StorageError.self) { try await first.value }
+            #expect(engine.core.withLock { $0.appendedEnd } == end)
+            #expect(base.contents(of: "/db/test.store")?.count == Int(end))
+
+            // Commits were appended after it: it stays, half written, and the store goes on.
+            gate.holdNextWrite(ofAtLeast: 1024, failing: true)
+            let second = Task { try await engine.checkpoint() }
+            await gate.waitUntilHeld()
+            for i in 0..<3 {
+                _ = try await engine.write { txn in
+                    try txn.insert(world.kv, [.int(Int64(9000 + i)), .string("after")])
+                }
+            }
+            gate.release()
+            await #expect(throws: StorageError.self) { try await second.value }
+            _ = try await engine.write { txn in try txn.insert(world.kv, [.int(9100), .string("later")]) }
+            let expected = try Dump(engine.snapshot())
+            try engine.verify()
+
+            let crashed = try await memoryEngine(base.powerLossImage())
+            #expect(crashed.recoveryReport.damagedNodeRecords == 1)
+            #expect(try Dump(crashed.snapshot()) == expected)
+            try crashed.verify()
+            await crashed.close()
+
+            // The next checkpoint (at close) writes every node again; a reopen reads from it.
+            await engine.close()
+            let reopened = try await memoryEngine(base)
+            #expect(reopened.recoveryReport.checkpointVersion == expected.version)
+            #expect(reopened.recoveryReport.recordsReplayed == 0)
+            #expect(try Dump(reopened.snapshot()) == expected)
+            #expect(try Dump.indexProblems(reopened.snapshot()).isEmpty)
             try reopened.verify()
             await reopened.close()
         }
-
-        gate.release()
-        try await checkpoint.value
-        #expect(engine.statistics.checkpointVersion == checkpointed)
-        // The three commits lie between the checkpoint's nodes and its record (not synced: a process crash),
-        // and are replayed.
-        let crashed = try await memoryEngine(base.processCrashImage())
-        #expect(crashed.recoveryReport.checkpointVersion == checkpointed)
-        #expect(crashed.recoveryReport.recordsReplayed == 3)
-        #expect(crashed.recoveryReport.damagedNodeRecords == 0)
-        #expect(try Dump(crashed.snapshot()) == during)
-        try crashed.verify()
-        await crashed.close()
-        await engine.close()
-    }
-
-    @Test("nodes that cannot be written: cut off when nothing follows them, stepped over when commits do")
-    func failedNodesWrite() async throws {
-        let base = MemoryFileSystem(tracksDurability: true)
-        let gate = HoldingWriteFileSystem(base: base)
-        let engine = try await memoryEngine(gate, reservedSpace: 0)
-        let world = try await Self.populate(engine)
-        let end = engine.core.withLock { $0.appendedEnd }
-
-        // Nothing was appended after the record: it is cut off, and the file ends where it did.
-        gate.holdNextWrite(ofAtLeast: 1024, failing: true)
-        let first = Task { try await engine.checkpoint() }
-        await gate.waitUntilHeld()
-        gate.release()
-        await #expect(throws: StorageError.self) { try await first.value }
-        #expect(engine.core.withLock { $0.appendedEnd } == end)
-        #expect(base.contents(of: "/db/test.store")?.count == Int(end))
-
-        // Commits were appended after it: it stays, half written, and the store goes on.
-        gate.holdNextWrite(ofAtLeast: 1024, failing: true)
-        let second = Task { try await engine.checkpoint() }
-        await gate.waitUntilHeld()
-        for i in 0..<3 {
-            _ = try await engine.write { txn in try txn.insert(world.kv, [.int(Int64(9000 + i)), .string("after")]) }
-        }
-        gate.release()
-        await #expect(throws: StorageError.self) { try await second.value }
-        _ = try await engine.write { txn in try txn.insert(world.kv, [.int(9100), .string("later")]) }
-        let expected = try Dump(engine.snapshot())
-        try engine.verify()
-
-        let crashed = try await memoryEngine(base.powerLossImage())
-        #expect(crashed.recoveryReport.damagedNodeRecords == 1)
-        #expect(try Dump(crashed.snapshot()) == expected)
-        try crashed.verify()
-        await crashed.close()
-
-        // The next checkpoint (at close) writes every node again; a reopen reads from it.
-        await engine.close()
-        let reopened = try await memoryEngine(base)
-        #expect(reopened.recoveryReport.checkpointVersion == expected.version)
-        #expect(reopened.recoveryReport.recordsReplayed == 0)
-        #expect(try Dump(reopened.snapshot()) == expected)
-        #expect(try Dump.indexProblems(reopened.snapshot()).isEmpty)
-        try reopened.verify()
-        await reopened.close()
     }
 }
 

@@ -37,8 +37,8 @@ extension StorageEngine {
         else { return }
         let start = core.withLock { core -> Bool in
             let since = core.appendedEnd - min(core.checkpoint?.end ?? UInt64(FileHeader.size), core.appendedEnd)
-            guard core.header.hasCheckpoints, since >= interval, !core.checkpointRunning, !core.isClosed,
-                core.poisoned == nil
+            guard core.header.hasCheckpoints, since >= interval, core.appendedEnd >= core.checkpointRetryAt,
+                !core.checkpointRunning, !core.isClosed, core.poisoned == nil
             else { return false }
             core.checkpointRunning = true
             return true
@@ -47,9 +47,14 @@ extension StorageEngine {
         Task.detached {
             var failure: StorageError?
             do throws(StorageError) { try await self.checkpoint() } catch { failure = error }
-            self.core.withLock {
-                $0.checkpointRunning = false
-                $0.lastCheckpointError = failure
+            self.core.withLock { core in
+                core.checkpointRunning = false
+                core.lastCheckpointError = failure
+                // A failed one (a full disk, say) may leave a nodes record behind (see
+                // `abandonUnfinishedNodes`): the next waits for as much log again as this one covered, so
+                // that retries do not eat the space left.
+                let since = core.appendedEnd - min(core.checkpoint?.end ?? UInt64(FileHeader.size), core.appendedEnd)
+                core.checkpointRetryAt = failure == nil ? 0 : core.appendedEnd + max(interval, since)
             }
         }
     }
@@ -128,6 +133,7 @@ extension StorageEngine {
         if let record = appended.unwrittenRecord {
             do throws(StorageError) {
                 try await writeNodesPayload(of: record, to: file, at: start)
+                core.withLock { $0.unfinishedNodes = nil }
             } catch {
                 await abandonUnfinishedNodes(file: file, start: start, end: nodesEnd, after: error)
                 throw error
@@ -250,6 +256,7 @@ extension StorageEngine {
         core.withLock { core in
             core.appendedEnd = end
             core.reservedEnd = max(core.reservedEnd, end)
+            if deferringPayload { core.unfinishedNodes = start..<end }
         }
         return AppendedNodes(start: start, file: file, end: end, unwrittenRecord: deferringPayload ? record : nil)
     }
@@ -279,12 +286,18 @@ extension StorageEngine {
     }
 
     /// After the payload of a nodes record could not be written: cuts the record off if nothing was
-    /// appended after it (else, or if the cut fails, the record stays: a damaged nodes record, which open
-    /// and catch-up step over and ``verify()`` recognises as unfinished).
+    /// appended after it and no sync covered it (a sync round may have published its end as durable, to
+    /// other processes too, and later commits' watermarks would vouch for bytes below it). Else, or if the
+    /// cut fails, the record stays: a damaged nodes record, which open and catch-up step over and
+    /// ``verify()`` recognises as unfinished (part of it is zeros).
     private func abandonUnfinishedNodes(file: OpenFile, start: UInt64, end: UInt64, after error: StorageError) async {
+        defer { core.withLock { $0.unfinishedNodes = nil } }
         guard (try? await lockWriter()) != nil else { return }
         defer { unlockWriter() }
-        let last = core.withLock { $0.appendedEnd == end && $0.file.descriptor == file.descriptor && !$0.isClosed }
+        let last = core.withLock { core in
+            core.appendedEnd == end && core.file.descriptor == file.descriptor && !core.isClosed
+                && core.syncedEnd <= start && core.durableEnd <= start
+        }
         guard last else { return }
         do throws(StorageError) {
             try cutBack(file, to: start, after: error)
@@ -401,7 +414,9 @@ extension StorageEngine {
     /// - Throws: `.corrupted` with the offset of the first damage found; `.closed`.
     /// - Complexity: O(file size).
     package func verify() throws(StorageError) {
-        let (region, end, snapshot) = core.withLock { ($0.region, $0.appendedEnd, $0.published) }
+        let (region, end, snapshot, unfinished) = core.withLock {
+            ($0.region, $0.appendedEnd, $0.published, $0.unfinishedNodes)
+        }
         // The nodes first: a damaged one is named as such (a damaged record around it is found after).
         for (_, _) in snapshot.backlinks {}
         for table in snapshot.orderedTables {
@@ -423,7 +438,10 @@ extension StorageEngine {
                 }
             }
             // A checkpoint that did not finish writing its nodes (a crash, a full disk) left them unused.
-            guard entry.payloadIsDamaged, !LogScanner.looksUnfinished(bytes, payload: entry.payload) else { return }
+            // Nor is the one a checkpoint is writing now.
+            guard entry.payloadIsDamaged, !LogScanner.looksUnfinished(bytes, payload: entry.payload),
+                unfinished?.lowerBound != UInt64(entry.offset)
+            else { return }
             throw StorageError(
                 .corrupted,
                 "The index nodes record at byte \(entry.offset) of '\(path)' is damaged (checksum mismatch). Open the "

@@ -103,7 +103,7 @@ extension StorageEngine {
             // With a checkpoint, only the links of the commits replayed after it are checked (see below).
             var touched: Replay.Touched?
             var checkpointHadDanglingLinks = false
-            var trustedNodesEnd = 0
+            var trustedNodes: Range<Int>?
             if header.hasCheckpoints, !configuration.ignoresCheckpoints,
                 let found = newestCheckpoint(in: fileBytes, path: path, cipher: cipher)
             {
@@ -111,7 +111,7 @@ extension StorageEngine {
                 // The commits after its version: they may lie before the checkpoint record too (a checkpoint
                 // lets commits through while it syncs its nodes), among records of nodes it vouches for.
                 scanFrom = Int(found.checkpoint.replayFrom)
-                trustedNodesEnd = found.offset
+                trustedNodes = Int(found.checkpoint.nodesStart)..<Int(found.checkpoint.nodesEnd)
                 checkpoint = CheckpointMark(version: found.checkpoint.version, end: UInt64(found.end))
                 checkpointNodeBytes = found.checkpoint.nodeBytes
                 touched = Replay.Touched()
@@ -129,7 +129,7 @@ extension StorageEngine {
                 return try RowView(region.bytes(at: Int(location.offset), count: Int(location.length)))
             }
             let outcome = try LogScanner.scan(
-                fileBytes, from: scanFrom, path: path, trustedNodesEnd: trustedNodesEnd
+                fileBytes, from: scanFrom, path: path, trustedNodes: trustedNodes
             ) { (entry) throws(StorageError) in
                 let kind = Record.Kind(rawValue: entry.kind)
                 let flags = Record.Flags(rawValue: entry.flags)

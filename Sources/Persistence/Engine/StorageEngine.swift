@@ -195,6 +195,13 @@ package final class StorageEngine: Sendable {
         var checkpointNodeBytes: UInt64 = 0
         var checkpointRunning = false
         var lastCheckpointError: StorageError?
+        /// After a background checkpoint failed: the log end the next one waits for (see
+        /// ``StorageEngine/considerCheckpoint()``).
+        var checkpointRetryAt: UInt64 = 0
+        /// The nodes record a checkpoint has placed and is writing the payload of, without the write lock
+        /// (see ``StorageEngine/writeCheckpoint(holdingWriteLock:syncing:)``): until it is written, its
+        /// payload does not match its checksum, which ``StorageEngine/verify()`` must not take for damage.
+        var unfinishedNodes: Range<UInt64>?
         /// The record buffer of the last write transaction, kept for the next (see
         /// ``StorageEngine/recycle(_:)``).
         var spareBuffer: RecordBuffer?

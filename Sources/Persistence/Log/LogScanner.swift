@@ -67,12 +67,13 @@ package enum LogScanner {
     /// - Throws: `.corrupted` with the offset of the damage; whatever `visit` throws.
     /// - Complexity: O(file size); on damage, the search for later records is O(tail size).
     ///
-    /// - Parameter trustedNodesEnd: nodes records that end at or before this offset are not checksummed
-    ///   (their payload): a checkpoint record there vouches that they were durable, and each node is checked
-    ///   when it is loaded. Open from a checkpoint passes the checkpoint record's offset, so that it reads
-    ///   no node.
+    /// - Parameter trustedNodes: the bytes of a nodes record whose payload is not checksummed: the
+    ///   checkpoint record open starts from vouches that it was durable, and each node is checked when it is
+    ///   loaded, so open reads no node. Only that record: another nodes record before the checkpoint record
+    ///   may be one a checkpoint did not finish writing (see
+    ///   ``StorageEngine/writeCheckpoint(holdingWriteLock:syncing:)``), and is checked.
     package static func scan(
-        _ file: UnsafeRawBufferPointer, from start: Int, path: String, trustedNodesEnd: Int = 0,
+        _ file: UnsafeRawBufferPointer, from start: Int, path: String, trustedNodes: Range<Int>? = nil,
         visit: (Entry) throws(StorageError) -> Void
     ) throws(StorageError) -> Outcome {
         let size = file.count
@@ -111,7 +112,7 @@ package enum LogScanner {
             let payloadEnd = payloadStart + length
             let end = payloadEnd + Record.footerSize
             let payloadOK =
-                (header.kind == Record.Kind.nodes.rawValue && end <= trustedNodesEnd)
+                (header.kind == Record.Kind.nodes.rawValue && trustedNodes == o..<end)
                 || CRC32C.checksum(slice(file, payloadStart, length)) == header.payloadCRC
             let footer = end <= size ? Record.parseFooter(slice(file, payloadEnd, Record.footerSize)) : nil
             let footerOK = footer.map { $0.length == header.length && $0.payloadCRC == header.payloadCRC } ?? false
@@ -228,6 +229,14 @@ package enum LogScanner {
         return (count, false)
     }
 
+    /// Whether the payload `range` of a damaged nodes record has a piece a crash left unwritten (see
+    /// ``hasUnwrittenSector(_:_:atRecordStart:)``): a checkpoint that wrote the record's frame and not all
+    /// of its payload (see ``StorageEngine/writeCheckpoint(holdingWriteLock:syncing:)``), rather than
+    /// bytes that changed after they were written.
+    package static func looksUnfinished(_ file: UnsafeRawBufferPointer, payload range: Range<Int>) -> Bool {
+        hasUnwrittenSector(file, range, atRecordStart: false)
+    }
+
     /// Whether `range` (a record's bytes, clamped to the file, starting at the record's first byte) has a
     /// piece a crash left unwritten: the part of some 512-byte sector that falls in `range` is all zero,
     /// where that part is a whole sector, or holds the range's first byte, or is at least 4 bytes long and
@@ -237,14 +246,6 @@ package enum LogScanner {
     /// zeros. Its last 4 bytes are a checksum, so a written record ends with 4 zeros only by a 2^-32 chance.
     /// `range` may also start inside a record (`atRecordStart` false): then the piece holding its first
     /// byte needs 4 bytes, as the last one does.
-    /// Whether the payload `range` of a damaged nodes record has a piece a crash left unwritten (see
-    /// ``hasUnwrittenSector(_:_:atRecordStart:)``): a checkpoint that wrote the record's frame and not all
-    /// of its payload (see ``StorageEngine/writeCheckpoint(holdingWriteLock:syncing:)``), rather than
-    /// bytes that changed after they were written.
-    package static func looksUnfinished(_ file: UnsafeRawBufferPointer, payload range: Range<Int>) -> Bool {
-        hasUnwrittenSector(file, range, atRecordStart: false)
-    }
-
     private static func hasUnwrittenSector(
         _ file: UnsafeRawBufferPointer, _ range: Range<Int>, atRecordStart: Bool = true
     ) -> Bool {
