@@ -8,12 +8,21 @@ enum DriftV1 {
         @Persisted var name = ""
         @Persisted var count = 0
     }
+    /// A class that matches its table and links to one that drifts.
+    final class DriftHolder: Object {
+        @Persisted var name = ""
+        @Persisted var drifter: Drifter?
+    }
 }
 
 enum DriftV2 {
     final class Drifter: Object {
         @Persisted var name = ""
         @Persisted var count = ""
+    }
+    final class DriftHolder: Object {
+        @Persisted var name = ""
+        @Persisted var drifter: Drifter?
     }
 }
 
@@ -45,6 +54,19 @@ private func writeDrifters(_ url: URL) async throws {
     try await realm.write { realm in
         realm.create(DriftV1.Drifter.self, value: ["name": "a", "count": 7])
         realm.create(DriftV1.Drifter.self, value: ["name": "b", "count": 9])
+    }
+}
+
+/// Writes a DriftHolder linking to a Drifter, and one linking to nothing, with the first models.
+private func writeHolders(_ url: URL) async throws {
+    var configuration = Realm.Configuration(
+        fileURL: url, objectTypes: [DriftV1.Drifter.self, DriftV1.DriftHolder.self])
+    configuration.durability = .none
+    let realm = try await Realm(configuration: configuration)
+    try await realm.write { realm in
+        let drifter = realm.create(DriftV1.Drifter.self, value: ["name": "a", "count": 7])
+        realm.create(DriftV1.DriftHolder.self, value: ["name": "h", "drifter": drifter])
+        realm.create(DriftV1.DriftHolder.self, value: ["name": "g"])
     }
 }
 
@@ -86,6 +108,28 @@ private func writeDrifters(_ url: URL) async throws {
             guard counts.isEmpty else { fatalError("read \(counts) from a class that does not match the file") }
         }
         expectStandardError(result, "property 'Drifter.count' changed type from int64 to string")
+    }
+
+    @Test func aClassLinkingToAChangedClassHasNoObjectsToSortFilterOrIndex() async throws {
+        // Found by fuzz-open: the holder matches its own table, so a query resolved it on its own and found
+        // its rows, while the realm had left it unbound (the class it links to drifted): `first` on a sorted
+        // query then trapped reading a match of a class with no binding.
+        let url = temporaryRealmURL()
+        try await writeHolders(url)
+        var reading = Realm.Configuration(fileURL: url)
+        reading.durability = .none
+        let realm = try await Realm(configuration: reading)
+        let (first, count, filtered, last) = try await realm.read { realm in
+            let holders = realm.objects(DriftV2.DriftHolder.self)
+            return (
+                try holders.sorted(byKeyPath: "name").first?.name, holders.count,
+                try holders.filter("name BEGINSWITH 'h'").count, try holders.sorted(byKeyPath: "name").last?.name
+            )
+        }
+        #expect(first == nil && count == 0 && filtered == 0 && last == nil)
+        // A frozen realm binds the holder by its own table: what it finds, it can read.
+        let frozen = try await realm.freeze().objects(DriftV2.DriftHolder.self).sorted(byKeyPath: "name")
+        #expect(frozen.first?.name == (frozen.isEmpty ? nil : "g"))
     }
 
     @Test func aChangedClassLeavesTheRealmUsableAndItsDataIntact() async throws {

@@ -34,7 +34,9 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     /// The matching keys (evaluated once).
     var keys: [ObjectKey] {
         if let keys = matches.withLock({ $0 }) { return keys }
-        let keys = executor.keys(query, cache: plans)
+        // A class the realm could not bind has no objects here (as in `Results`), whatever a query would
+        // resolve it to on its own.
+        let keys = binding == nil ? [] : executor.keys(query, cache: plans)
         matches.withLock { $0 = keys }
         return keys
     }

@@ -45,6 +45,9 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// match's row is at that version (computed once per version and write).
     var matches: (keys: [ObjectKey], locations: [RowLocation]?) {
         if cache.stamp == context.stamp, let keys = cache.keys { return (keys, cache.locations) }
+        // A class the realm could not bind (its model does not match the file, or a class it links to does
+        // not) has no objects here, whatever a query would resolve it to on its own.
+        guard binding != nil else { return ([], nil) }
         var locations: [RowLocation]? = []
         let keys = context.runQuery(query, Element.self) { $0.keys(query, cache: plans, locations: &locations) }
         cache.keys = keys
@@ -163,6 +166,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     ///   narrows it), later reads O(1).
     public var count: Int {
         if !query.isWholeTable, query.orderings.isEmpty, cache.stamp != context.stamp || cache.keys == nil,
+            binding != nil,
             let counted = context.runQuery(query, Element.self, { $0.indexedCount(query, cache: plans) })
         {
             return counted
