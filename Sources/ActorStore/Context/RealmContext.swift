@@ -349,12 +349,13 @@ final class RealmContext {
 
     /// A new managed instance of the class of `binding` for row `key`.
     func makeObject(_ binding: TableBinding, _ key: ObjectKey, location: RowLocation? = nil) -> ObjectBase {
-        let stack = ConstructionStack.current
-        let previous = stack.managedConstruction
-        // Only when no unmanaged construction is half-way (its pushed values must stay aligned).
-        stack.managedConstruction = stack.values.count == stack.height
-        let object = binding.info.type.init()
-        stack.managedConstruction = previous
+        let object = ConstructionStack.withCurrent { stack in
+            let previous = stack.managedConstruction
+            // Only when no unmanaged construction is half-way (its pushed values must stay aligned).
+            stack.managedConstruction = stack.values.count == stack.height
+            defer { stack.managedConstruction = previous }
+            return binding.info.type.init()
+        }
         object._managed = ManagedState(
             context: self, table: binding, key: key, location: location ?? RowLocation(offset: 0, length: 0),
             stamp: location == nil ? 0 : stamp)

@@ -27,11 +27,22 @@ extension WriteSession {
             fail(RealmError(.schemaMismatch, "\(managed.table.info.className) cannot be written: \(problem)."))
             return
         }
+        // The one-column array of the last update, refilled: no array made per property set.
+        var columns: [(column: Int, value: Value)] = []
+        swap(&columns, &updateColumns)
+        defer {
+            columns[0].value = .null
+            swap(&columns, &updateColumns)
+        }
+        if columns.count == 1 {
+            columns[0] = (managed.table.columns[ordinal], value)
+        } else {
+            columns = [(managed.table.columns[ordinal], value)]
+        }
         // The object's cached location is the row's while the context's stamp is unchanged (every change
         // bumps it): passing it saves the engine a lookup.
         let written = updateRow(
-            managed.table, managed.key, [(managed.table.columns[ordinal], value)],
-            knownLocation: managed.stamp == context.stamp ? managed.location : nil)
+            managed.table, managed.key, columns, knownLocation: managed.stamp == context.stamp ? managed.location : nil)
         // The object keeps its row's new location: its next read or write needs no lookup (and, while a
         // loop over objects is at it, does not make the engine apply the updates it defers).
         if let written {

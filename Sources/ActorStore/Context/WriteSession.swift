@@ -35,6 +35,8 @@ final class WriteSession {
     @exclusivity(unchecked) var target: (table: TableID, key: ObjectKey, column: Int)?
     /// The row array of inserts of objects without links, reused from one to the next (see `insert(_:)`).
     var insertRow: [Value] = []
+    /// The column array of property sets, reused from one to the next (see `update(_:ordinal:value:)`).
+    @exclusivity(unchecked) var updateColumns: [(column: Int, value: Value)] = []
     /// The binding of the class inserted last (bulk inserts are usually of one class).
     @exclusivity(unchecked) var lastInsert: (type: ObjectIdentifier, bindings: SchemaBindings, binding: TableBinding)?
 

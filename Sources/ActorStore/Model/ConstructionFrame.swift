@@ -42,6 +42,16 @@ final class ConstructionStack {
         return stack
     }
 
+    /// `body` applied to this thread's stack, without the retain and release that using ``current`` costs
+    /// (a measurable share of making an object, which reaches the stack once per property).
+    @inline(__always) static func withCurrent<R>(_ body: (ConstructionStack) -> R) -> R {
+        if let raw = pthread_getspecific(key) {
+            // Guaranteed: the thread's key holds a reference until the thread ends, and `body` runs on it.
+            return Unmanaged<ConstructionStack>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+        }
+        return body(current)
+    }
+
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         #if canImport(Darwin)

@@ -37,7 +37,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     private init(value: Value, options: PersistedOptions) {
-        self.position = ConstructionStack.current.push(value)
+        self.position = ConstructionStack.withCurrent { $0.push(value) }
         self.options = options
     }
 
