@@ -104,6 +104,23 @@ struct PrimaryIndexTests {
         }
     }
 
+    @Test("sortedUnique: ascending as given, descending reversed, anything else sorted without duplicates")
+    func sortedUnique() {
+        #expect(PrimaryIndex.sortedUnique([Int64]()) == [])
+        #expect(PrimaryIndex.sortedUnique([Int64(7)]) == [7])
+        #expect(PrimaryIndex.sortedUnique([1, 2, 5] as [Int64]) == [1, 2, 5])
+        #expect(PrimaryIndex.sortedUnique([5, 2, 1] as [Int64]) == [1, 2, 5])
+        #expect(PrimaryIndex.sortedUnique([5, 2, 2, 1] as [Int64]) == [1, 2, 5])
+        #expect(PrimaryIndex.sortedUnique([2, 5, 1, 5, 2] as [Int64]) == [1, 2, 5])
+        var rng = SplitMix64(seed: 11)
+        for _ in 0..<200 {
+            let keys = (0..<Int.random(in: 0..<40, using: &rng)).map { _ in Int64.random(in: -20...20, using: &rng) }
+            #expect(PrimaryIndex.sortedUnique(keys) == Array(Set(keys)).sorted())
+            let descending = Array(Set(keys)).sorted(by: >)
+            #expect(PrimaryIndex.sortedUnique(descending) == descending.reversed())
+        }
+    }
+
     @Test("compaction's relocation finds every object: in order, dense, sparse and out of order; a missing one throws")
     func compactionRelocation() throws {
         var rng = SplitMix64(seed: testSeed("relocation"))

@@ -372,8 +372,10 @@ package final class WriteTransaction: ReadableStore {
         }
         let mark = buffer.count
         do throws(StorageError) {
-            for (key, location) in zip(ascending, locations).reversed() {
-                guard let location else { continue }
+            // By index: reversing a `zip` would copy the pairs into a new array first.
+            for i in ascending.indices.reversed() {
+                guard let location = locations[i] else { continue }
+                let key = ascending[i]
                 appendDeleteOp(tableID, key)
                 try withRowBytes(at: location) { (old) throws(StorageError) in
                     try state.collectDelete(key, at: location, oldRow: old, into: &batch, token: token)

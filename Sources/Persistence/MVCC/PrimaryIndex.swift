@@ -108,6 +108,8 @@ package struct PrimaryIndex: Sendable {
     /// `keys` sorted, strictly ascending; as given when they already are.
     static func sortedUnique<K: Comparable>(_ keys: [K]) -> [K] {
         if zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }) { return keys }
+        // Descending (what a batch of deletes collects, largest key first): reversed, not sorted.
+        if zip(keys, keys.dropFirst()).allSatisfy({ $0 > $1 }) { return Array(keys.reversed()) }
         var sorted = keys.sorted()
         var write = 0
         for read in sorted.indices where write == 0 || sorted[write - 1] < sorted[read] {
