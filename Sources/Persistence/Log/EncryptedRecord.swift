@@ -261,9 +261,10 @@ private struct StackBuffer {
 /// Rows decrypted for the duration of one write operation (see ``WriteTransaction``): ``DatabaseState``
 /// reads rows through closures that return a ``RowView``, which must stay valid until the operation ends.
 final class ScratchRows {
-    // `@exclusivity(unchecked)`: one write transaction owns this object and uses it from the one task that
-    // holds the write lock; no call holds an access to it across another (the checks were a measurable
-    // share of every row update, which empties it).
+    // `@exclusivity(unchecked)`: each instance has one owner that uses it synchronously on one thread at a
+    // time (a write transaction, under the write lock; an open's or a compaction's replay; a tail replay),
+    // and no call holds an access to it across another (the checks were a measurable share of every row
+    // update, which empties it).
     @exclusivity(unchecked) private var buffers: [UnsafeMutableRawBufferPointer] = []
 
     deinit { empty() }

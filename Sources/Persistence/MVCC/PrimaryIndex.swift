@@ -105,7 +105,7 @@ package struct PrimaryIndex: Sendable {
             &+ others.removeValues(sortedKeys: Self.sortedUnique(otherKeys), token: token)
     }
 
-    /// `keys` sorted, strictly ascending; as given when they already are.
+    /// `keys` sorted, strictly ascending; as given when they already are, reversed when strictly descending.
     static func sortedUnique<K: Comparable>(_ keys: [K]) -> [K] {
         if zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }) { return keys }
         // Descending (what a batch of deletes collects, largest key first): reversed, not sorted.
