@@ -23,6 +23,7 @@ struct FaultInjectionTests {
             Kind(name: "EIO", fault: .error(5)), Kind(name: "ENOSPC", fault: .error(28)),
             Kind(name: "short write", fault: .shortWrite), Kind(name: "torn write", fault: .tornWrite(28)),
         ]
+        static let crash = Kind(name: "crash", fault: .crash)
     }
 
     static let path = "/db/test.store"
@@ -171,19 +172,40 @@ struct FaultInjectionTests {
         }
     }
 
-    /// One commit with `fault` armed at its `k`th call; returns whether the fault fired.
-    func commitRun(_ fault: Fault, atCall k: Int, large: Bool, _ label: String) async throws -> Bool {
+    /// The large commit with its record streamed to the file while it is built (see `RecordStream`), 64 KiB at
+    /// a time: the fault is armed before the transaction's operations, so that it may hit a chunk's write
+    /// (which fails the commit) as well as the commit's own calls.
+    @Test("a fault or crash at any call of a commit that streams its record", arguments: Kind.all + [.crash])
+    func streamedCommitFaults(_ kind: Kind) async throws {
+        var injections = 0
+        for k in 1...Self.callLimit {
+            let label = "streamed commit, \(kind.name) at call \(k)"
+            guard try await commitRun(kind.fault, atCall: k, large: true, label, streamed: true) else { break }
+            injections += 1
+            #expect(k < Self.callLimit, "\(label): the commit never stops reaching the fault")
+        }
+        print("[faults] \(injections) injections (streamed commit, \(kind.name))")
+        // 1.2 MB in 64 KiB chunks: about 19 chunk writes before the commit's calls.
+        #expect(injections > 19)
+    }
+
+    /// One commit with `fault` armed at its `k`th call (`streamed`: at the `k`th call from the transaction's
+    /// first operation, its record streamed in 64 KiB chunks); returns whether the fault fired.
+    func commitRun(
+        _ fault: Fault, atCall k: Int, large: Bool, _ label: String, streamed: Bool = false
+    ) async throws -> Bool {
         let base = MemoryFileSystem(tracksDurability: true)
         let faulty = FaultInjectingFileSystem(base: base)
-        let engine = try await memoryEngine(faulty, path: Self.path)
+        let engine = try await memoryEngine(faulty, path: Self.path, recordStreamChunk: streamed ? 64 << 10 : nil)
         let world = try await Self.seed(engine)
         let versionBefore = engine.latestVersion
         let before = try Dump(engine.snapshot())
         let txn = try await engine.beginWrite()
+        if streamed { faulty.inject(fault, atCall: k) }
         try Self.change(txn, world, large: large)
         let attempted = try Dump(txn)
 
-        faulty.inject(fault, atCall: k)
+        if !streamed { faulty.inject(fault, atCall: k) }
         var failure: StorageError?
         do { try await txn.commit() } catch { failure = error }
         let fired = faulty.didInject

@@ -210,6 +210,12 @@ package final class RecordBuffer {
     private var pointer: UnsafeMutableRawPointer
     private var allocated: Int
     private var used: Int
+    /// Where the finished part of the record is being written while the transaction goes on (see
+    /// ``RecordStream``); nil otherwise. While there is one, the memory is never moved by `realloc` nor freed
+    /// directly: chunk writes may still be reading it (see ``relocate(keeping:)``).
+    private var stream: RecordStream?
+    /// The end of the bytes handed to ``stream``.
+    private var streamedEnd = 0
     /// The number of bytes appended (and not truncated away).
     package var count: Int { used }
     /// The bytes allocated.
@@ -221,7 +227,52 @@ package final class RecordBuffer {
         used = 0
     }
 
-    deinit { free(pointer) }
+    deinit {
+        if let stream { stream.retire(pointer) } else { free(pointer) }
+    }
+
+    /// The stream writing this buffer's finished bytes, if any.
+    var recordStream: RecordStream? { stream }
+
+    /// The end of the bytes handed to the stream (0 without one).
+    var streamed: Int { stream == nil ? 0 : streamedEnd }
+
+    /// Hands the bytes from `start` (or from where the last call ended) to the end to `stream`, attaching it
+    /// if the buffer has none. The bytes handed over must not change: call it where an operation ends.
+    func stream(to stream: @autoclosure () -> RecordStream, from start: Int) {
+        if self.stream == nil {
+            self.stream = stream()
+            streamedEnd = start
+        }
+        guard let attached = self.stream, used > streamedEnd else { return }
+        attached.write(UnsafeRawBufferPointer(start: pointer + streamedEnd, count: used - streamedEnd), at: streamedEnd)
+        streamedEnd = used
+    }
+
+    /// Lets the stream go. `writesDone`: every write it was asked for is finished, so the memory is the
+    /// buffer's alone again; otherwise the buffer moves to new memory (empty), the old memory freed by the
+    /// stream once its writes are done.
+    func detachStream(writesDone: Bool) {
+        guard stream != nil else { return }
+        if !writesDone {
+            used = 0
+            relocate(keeping: 0)
+        }
+        stream = nil
+        streamedEnd = 0
+    }
+
+    /// Moves the first `keeping` bytes to new memory of the same capacity and hands the old memory to the
+    /// stream to free after its writes. Used, while streaming, where the buffer would otherwise `realloc`
+    /// (growing) or write over streamed bytes (a truncation below them).
+    private func relocate(keeping: Int, capacity: Int? = nil) {
+        let newCapacity = capacity ?? allocated
+        let new = Self.resize(nil, to: newCapacity)
+        new.copyMemory(from: pointer, byteCount: keeping)
+        stream?.retire(pointer)
+        pointer = new
+        allocated = newCapacity
+    }
 
     package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: pointer, count: used) }
 
@@ -237,6 +288,10 @@ package final class RecordBuffer {
         guard used + extra > allocated else { return }
         var newCapacity = allocated * 2
         while newCapacity < used + extra { newCapacity *= 2 }
+        if stream != nil {
+            relocate(keeping: used, capacity: newCapacity)
+            return
+        }
         pointer = Self.resize(pointer, to: newCapacity)
         allocated = newCapacity
     }
@@ -289,5 +344,12 @@ package final class RecordBuffer {
     }
 
     /// Drops everything after `newCount` (to undo a failed operation).
-    package func truncate(to newCount: Int) { used = min(used, newCount) }
+    package func truncate(to newCount: Int) {
+        used = min(used, newCount)
+        if stream != nil && used < streamedEnd {
+            // The bytes after `used` will be written over, and a chunk write may still be reading them.
+            relocate(keeping: used)
+            streamedEnd = used
+        }
+    }
 }

@@ -119,9 +119,27 @@ extension StorageEngine {
         let (file, poisoned, reserved, synced, damage) = core.withLock {
             ($0.file, $0.poisoned, $0.reservedEnd, $0.syncedEnd, $0.nodeStore.damage)
         }
-        if let poisoned { return .done(.failure(poisoned)) }
+        // The chunks of the record already streamed to the file (see RecordStream): all written before the
+        // rest is; if the commit fails, the file is cut back to where the record starts.
+        var streamed = 0
+        var streamedThrough = txn.recordStart
+        if let stream = txn.buffer.recordStream {
+            await stream.drain()
+            streamed = txn.buffer.streamed
+            streamedThrough = txn.recordStart + UInt64(stream.furthest)
+            txn.buffer.detachStream(writesDone: true)
+            if let failure = stream.failure {
+                discardStreamedRecord(from: txn.recordStart, through: streamedThrough)
+                return .done(.failure(failure))
+            }
+        }
+        func fail(_ error: StorageError) -> AppendOutcome {
+            if streamed > 0 { discardStreamedRecord(from: txn.recordStart, through: streamedThrough) }
+            return .done(.failure(error))
+        }
+        if let poisoned { return fail(poisoned) }
         // A damaged index node read as empty: a commit built on it could drop data (see NodeStore).
-        if let damage { return .done(.failure(damage)) }
+        if let damage { return fail(damage) }
         // The watermark: what a completed sync covers now. The sync thread only raises it, so it never
         // claims a byte that was not durable when this record was written.
         let record: WriteTransaction.SealedRecord
@@ -138,13 +156,19 @@ extension StorageEngine {
                 record = try txn.seal(watermark: synced)
             }
         } catch {
-            return .done(.failure(error))
+            return fail(error)
         }
         do throws(StorageError) {
-            try await appendRecord(record.bytes, to: file, at: record.start)
+            try await appendRecord(record.bytes, to: file, at: record.start, streamed: streamed)
+            // A truncation of the record below what was streamed left bytes after its end.
+            if streamedThrough > record.end { try clearTail(file, from: record.end, through: streamedThrough) }
             try remapIfNeeded(for: record.end)
         } catch {
-            rollBackAppend(file: file, to: record.start, after: error)
+            if streamed > 0 {
+                discardStreamedRecord(from: record.start, through: max(streamedThrough, record.end))
+            } else {
+                rollBackAppend(file: file, to: record.start, after: error)
+            }
             return .done(.failure(error))
         }
         if configuration.durability == .full && record.end > reserved { reserveSpace(in: file, after: record.end) }
@@ -194,18 +218,72 @@ extension StorageEngine {
         }
     }
 
-    /// Writes the record: inline when small (a page-cache copy), on a Dispatch thread when large.
+    /// Writes the record: inline when small (a page-cache copy), on a Dispatch thread when large. With
+    /// `streamed` > 0, the bytes from ``WriteTransaction/bodyStart`` to `streamed` are in the file already (see
+    /// ``RecordStream``): it writes the rest, then the header.
     private nonisolated(nonsending) func appendRecord(
-        _ buffer: RecordBuffer, to file: OpenFile, at offset: UInt64
+        _ buffer: RecordBuffer, to file: OpenFile, at offset: UInt64, streamed: Int
     ) async throws(StorageError) {
-        if buffer.count < 1 << 20 {
-            try fs.writeAll(file, buffer.bytes, at: offset)
+        let tailStart = max(streamed, WriteTransaction.bodyStart)
+        let head = buffer.bytes(at: 0, count: streamed > 0 ? WriteTransaction.bodyStart : buffer.count)
+        let tail = buffer.bytes(at: tailStart, count: streamed > 0 ? buffer.count - tailStart : 0)
+        if buffer.count - (streamed > 0 ? streamed - WriteTransaction.bodyStart : 0) < 1 << 20 {
+            try fs.writeAll(file, tail, at: offset + UInt64(tailStart))
+            try fs.writeAll(file, head, at: offset)
             return
         }
         // Safety: the buffer belongs to the suspended transaction, which does not touch it until this returns.
-        nonisolated(unsafe) let bytes = buffer.bytes
+        nonisolated(unsafe) let (headBytes, tailBytes) = (head, tail)
         let fs = self.fs
-        try await offload { () throws(StorageError) in try fs.writeAll(file, bytes, at: offset) }
+        try await offload { () throws(StorageError) in
+            try fs.writeAll(file, tailBytes, at: offset + UInt64(tailStart))
+            try fs.writeAll(file, headBytes, at: offset)
+        }
+    }
+
+    /// A record buffer's stream for the record starting at `recordStart` in the current file.
+    func makeRecordStream(recordStart: UInt64) -> RecordStream {
+        RecordStream(fs: fs, file: core.withLock { $0.file }, recordStart: recordStart)
+    }
+
+    /// Removes from the file the bytes a transaction that did not commit streamed to it (from `start`, where
+    /// its record would have started, through `end`), so that no later, shorter record can leave them behind
+    /// (see ``clearTail(_:from:through:)``). The caller holds the write lock. If even that fails, the engine
+    /// is poisoned.
+    func discardStreamedRecord(from start: UInt64, through end: UInt64) {
+        guard end > start else { return }
+        do throws(StorageError) { try clearTail(core.withLock { $0.file }, from: start, through: end) } catch {
+            core.withLock { core in core.poisoned = core.poisoned ?? Self.poison(path, error) }
+        }
+    }
+
+    /// Makes the file end at `start`, where no record may follow: cuts it back; while other processes have
+    /// it open (it must not shrink under their mappings), writes zeros from `start` through `end` instead (a
+    /// tail of zeros is no record, like the reserved space). The caller holds the write lock.
+    func clearTail(_ file: OpenFile, from start: UInt64, through end: UInt64) throws(StorageError) {
+        let (fs, presence) = (self.fs, core.withLock { $0.presence })
+        let truncate = { () throws(StorageError) in try fs.truncate(file, to: start) }
+        let cut: Void? =
+            if let presence { try presence.whileAlone(truncate) } else { try truncate() }
+        if cut != nil {
+            core.withLock { $0.reservedEnd = min($0.reservedEnd, start) }
+            return
+        }
+        var zeros = Self.reservationZeros
+        var allocated: UnsafeMutableRawBufferPointer?
+        if zeros.isEmpty {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            (allocated, zeros) = (buffer, UnsafeRawBufferPointer(buffer))
+        }
+        defer { allocated?.deallocate() }
+        var offset = start
+        while offset < end {
+            let count = Int(min(UInt64(zeros.count), end - offset))
+            try fs.writeAll(file, UnsafeRawBufferPointer(rebasing: zeros.prefix(count)), at: offset)
+            offset += UInt64(count)
+        }
+        core.withLock { $0.reservedEnd = max($0.reservedEnd, end) }
     }
 
     /// After a failed append: cut the file back to the last good record so no partial bytes remain for a

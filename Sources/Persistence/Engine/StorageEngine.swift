@@ -64,6 +64,10 @@ package final class StorageEngine: Sendable {
         /// whether it may let it go: after a tick with no write, or when another process waits for it (see
         /// StorageEngine+SharedWriting.swift). Another process waits for an idle writer about two ticks.
         package var writerLockTick: Duration = .milliseconds(2)
+        /// Bytes of record a write transaction builds before it writes them to the file, and writes again each
+        /// time as many more follow, while it goes on (see ``RecordStream``); nil: the record is written at
+        /// commit. Not for encrypted stores (a record is encrypted at commit).
+        package var recordStreamChunk: Int? = 4 << 20
 
         package init(
             path: String?, fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .full,

@@ -136,6 +136,9 @@ package final class WriteTransaction: ReadableStore {
     /// The encryption of an encrypted store: each operation of the record is then its own unit (see
     /// ``EncryptedRecord``), sealed at ``seal(watermark:)``; until then the buffer holds the plaintext.
     let cipher: StoreCipher?
+    /// The record's length at which its finished part is next written to the file (see ``streamIfDue()``):
+    /// `Int.max` where the record is written at commit only.
+    private var streamAt: Int
     /// The end of the buffer once the version is written: more means the transaction did something.
     private let emptyCount: Int
     var hasOperations: Bool { buffer.count > emptyCount }
@@ -168,9 +171,11 @@ package final class WriteTransaction: ReadableStore {
         buffer.append(storedState.version.rawValue)
         EncryptedRecord.endUnit(unit, in: buffer)
         emptyCount = buffer.count
+        streamAt = cipher == nil ? (engine.configuration.recordStreamChunk ?? .max) : .max
     }
 
     deinit {
+        abandonStream()
         releaseWriteLock()
         // Nothing else holds the buffer once the transaction is gone (rows read from it are copied or live
         // within an operation): the next transaction may build its record in it.
@@ -446,6 +451,7 @@ package final class WriteTransaction: ReadableStore {
 
     /// Appends the delete operation of row `key` of `tableID` to the record (its own unit, encrypted).
     private func appendDeleteOp(_ tableID: TableID, _ key: ObjectKey) {
+        streamIfDue()
         let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
         buffer.append(CommitPayload.Op.delete.rawValue)
         buffer.append(tableID.rawValue)
@@ -481,7 +487,38 @@ package final class WriteTransaction: ReadableStore {
         deferredDeletes = nil
         pendingModified = PendingModifications()
         isFinished = true
+        abandonStream()
         releaseWriteLock()
+    }
+
+    // MARK: Streaming the record
+
+    /// Writes the record's finished bytes to the file once another chunk of them is waiting (see
+    /// ``RecordStream``). Called where an operation is about to be appended: everything before is final.
+    @inline(__always)
+    private func streamIfDue() {
+        if buffer.count >= streamAt { streamFinishedBytes() }
+    }
+
+    private func streamFinishedBytes() {
+        guard let chunk = engine.configuration.recordStreamChunk else { return }
+        buffer.stream(to: engine.makeRecordStream(recordStart: recordStart), from: Self.bodyStart)
+        streamAt = buffer.count + chunk
+    }
+
+    /// For a transaction that will not commit: lets its stream finish, then has the engine cut the file back
+    /// to where the record would have started, and only then lets the write lock go (the next writer
+    /// appends there). Nothing happens without a stream.
+    private func abandonStream() {
+        guard let stream = buffer.recordStream else { return }
+        buffer.detachStream(writesDone: false)
+        let release = holdsWriteLock
+        holdsWriteLock = false
+        let (engine, start) = (engine, recordStart)
+        stream.afterWrites {
+            engine.discardStreamedRecord(from: start, through: start + UInt64(stream.furthest))
+            if release { engine.unlockWriter() }
+        }
     }
 
     /// A commit record ready to append: where it goes, its bytes and the version it creates.
@@ -776,6 +813,7 @@ package final class WriteTransaction: ReadableStore {
     func appendUpsertOp(
         _ tableID: TableID, _ key: ObjectKey, encode: (RecordBuffer) -> Int
     ) throws(StorageError) -> (location: RowLocation, rowStart: Int, length: Int) {
+        streamIfDue()
         let mark = buffer.count
         let unit = EncryptedRecord.beginUnit(in: buffer, encrypted: cipher != nil)
         buffer.append(CommitPayload.Op.upsert.rawValue)

@@ -78,11 +78,13 @@ enum Fixtures {
 /// The store's key is ``StorageKind/current``'s: suites that run over plain and encrypted storage set it.
 func memoryEngine(
     _ fs: any FileSystem, path: String = "/db/test.store", durability: StorageEngine.Durability = .full,
-    autoCompaction: StorageEngine.AutoCompaction? = nil, reservedSpace: Int = 4096, checkpoints: Bool = true
+    autoCompaction: StorageEngine.AutoCompaction? = nil, reservedSpace: Int = 4096, checkpoints: Bool = true,
+    recordStreamChunk: Int? = StorageEngine.Configuration(path: nil).recordStreamChunk
 ) async throws -> StorageEngine {
     var configuration = StorageEngine.Configuration(
         path: path, fileSystem: fs, durability: durability, autoCompaction: autoCompaction)
     configuration.reservedSpace = reservedSpace
+    configuration.recordStreamChunk = recordStreamChunk
     configuration.writesCheckpoints = checkpoints
     configuration.encryptionKey = StorageKind.current.key
     return try await StorageEngine.open(configuration)

@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+
+@testable import ActorStorePersistence
+
+/// A write transaction with a large record writes its finished part to the file while it goes on
+/// (`RecordStream`). The file a streamed commit leaves is the file an unstreamed one leaves, and a
+/// transaction that does not commit leaves nothing behind. (Faults and crashes during the streaming:
+/// `FaultInjectionTests.streamedCommitFaults`.)
+@Suite struct RecordStreamTests {
+    static let path = "/db/test.store"
+
+    /// 2,000 rows of about 100 bytes (about 250 KB of record), in one transaction.
+    static func bulk(_ txn: WriteTransaction, _ table: TableID, from start: Int = 0) throws {
+        for i in start..<(start + 2000) {
+            try txn.insert(table, [.int(Int64(i)), .string("row \(i) " + String(repeating: "x", count: 90))])
+        }
+    }
+
+    @Test("a streamed commit leaves the same file as one written at commit", arguments: [4096, 1 << 16, nil])
+    func streamedCommitWritesTheSameFile(chunk: Int?) async throws {
+        func image(chunk: Int?) async throws -> ([UInt8], CompactionTests.Dump) {
+            let fs = MemoryFileSystem(tracksDurability: true)
+            // Without syncs, the records' durability watermarks do not depend on when a sync finished.
+            let engine = try await memoryEngine(
+                fs, path: Self.path, durability: .none, reservedSpace: 0, checkpoints: false, recordStreamChunk: chunk)
+            let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+            _ = try await engine.write { txn in try Self.bulk(txn, table) }
+            // Updates and deletes of rows of the record being streamed, and of rows in the file.
+            _ = try await engine.write { txn in
+                try Self.bulk(txn, table, from: 2000)
+                for i in stride(from: 0, to: 4000, by: 7) {
+                    let key = try #require(txn.object(table, primaryKey: .int(Int64(i))))
+                    if i % 2 == 0 {
+                        try txn.update(table, key, [(1, .string("updated \(i)"))])
+                    } else {
+                        try txn.delete(table, key)
+                    }
+                }
+            }
+            let dump = try CompactionTests.Dump(engine.snapshot())
+            let file = try #require(fs.contents(of: Self.path))
+            await engine.close()
+            // The store reopens to the same contents, replaying every record, with no torn tail.
+            let reopened = try await memoryEngine(fs.processCrashImage(), path: Self.path, checkpoints: false)
+            #expect(try CompactionTests.Dump(reopened.snapshot()) == dump)
+            #expect(reopened.recoveryReport.truncatedBytes == 0)
+            #expect(reopened.recoveryReport.recordsReplayed == 3)
+            await reopened.close()
+            return (file, dump)
+        }
+        // (A file's header holds a random identity: the files are compared past it.)
+        let (unstreamed, expected) = try await image(chunk: nil)
+        let (streamed, found) = try await image(chunk: chunk)
+        #expect(found == expected)
+        #expect(streamed.count == unstreamed.count)
+        let same = streamed.dropFirst(FileHeader.size) == unstreamed.dropFirst(FileHeader.size)
+        #expect(same, "the records differ")
+    }
+
+    @Test("a streamed transaction that rolls back cuts the file back to where its record would start")
+    func rollbackCutsTheFileBack() async throws {
+        let fs = MemoryFileSystem(tracksDurability: true)
+        let engine = try await memoryEngine(fs, path: Self.path, reservedSpace: 0, recordStreamChunk: 4096)
+        let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+        _ = try await engine.write { txn in try txn.insert(table, [.int(-1), .string("kept")]) }
+        let before = try #require(fs.contents(of: Self.path))
+
+        let txn = try await engine.beginWrite()
+        try Self.bulk(txn, table)
+        // Let the chunks reach the file: it grows while the transaction is open.
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(try #require(fs.contents(of: Self.path)).count > before.count + 100_000)
+        txn.rollback()
+
+        // The next writer starts once the file is cut back.
+        let next = try await engine.beginWrite()
+        #expect(try #require(fs.contents(of: Self.path)) == before)
+        try next.insert(table, [.int(-2), .string("next")])
+        try await next.commit()
+        #expect(try engine.snapshot().count(table) == 2)
+        await engine.close()
+        let reopened = try await memoryEngine(fs.powerLossImage(), path: Self.path)
+        #expect(try reopened.snapshot().count(table) == 2)
+        #expect(reopened.recoveryReport.truncatedBytes == 0)
+        await reopened.close()
+    }
+
+    @Test("a streamed transaction dropped unfinished leaves nothing behind")
+    func droppedTransactionCutsTheFileBack() async throws {
+        let fs = MemoryFileSystem(tracksDurability: true)
+        let engine = try await memoryEngine(fs, path: Self.path, reservedSpace: 0, recordStreamChunk: 4096)
+        let (table, _) = try await engine.write { txn in try txn.createTable(Fixtures.kv) }
+        let before = try #require(fs.contents(of: Self.path))
+        do {
+            let txn = try await engine.beginWrite()
+            try Self.bulk(txn, table)
+        }
+        let next = try await engine.beginWrite()
+        #expect(try #require(fs.contents(of: Self.path)) == before)
+        next.rollback()
+        await engine.close()
+    }
+
+    /// While another engine has the file open, it must not shrink (under that engine's mapping): the bytes
+    /// streamed are overwritten with zeros instead, which are no record, and the next commit goes where the
+    /// record would have started.
+    @Test("with another engine on the file, a rollback writes zeros over what it streamed")
+    func rollbackBesideAReaderWritesZeros() async throws {
+        let directory = NSTemporaryDirectory() + "actorstore-stream-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/test.store"
+        var configuration = StorageEngine.Configuration(path: path, durability: .full)
+        configuration.recordStreamChunk = 4096
+        let writer = try await StorageEngine.open(configuration)
+        let (table, _) = try await writer.write { txn in try txn.createTable(Fixtures.kv) }
+        _ = try await writer.write { txn in try txn.insert(table, [.int(-1), .string("kept")]) }
+        let reader = try await StorageEngine.open(.init(path: path, readOnly: true))
+        #expect(try reader.snapshot().count(table) == 1)
+        let end = writer.core.withLock { $0.appendedEnd }
+
+        let txn = try await writer.beginWrite()
+        try Self.bulk(txn, table)
+        txn.rollback()
+        let next = try await writer.beginWrite()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(bytes.count > Int(end) + 100_000, "the file did not shrink")
+        #expect(bytes[Int(end)...].allSatisfy { $0 == 0 }, "the streamed bytes are zeros")
+        try next.insert(table, [.int(-2), .string("next")])
+        try await next.commit()
+        #expect(try reader.snapshot().count(table) == 2)
+        await reader.close()
+        await writer.close()
+
+        let reopened = try await StorageEngine.open(.init(path: path))
+        #expect(try reopened.snapshot().count(table) == 2)
+        await reopened.close()
+    }
+
+    /// A truncation below what was streamed (an operation undone after its bytes went out) moves the buffer:
+    /// the chunk writes read the old memory, the bytes written after the truncation go to the new, and the
+    /// file ends up holding the buffer's final bytes.
+    @Test("a record buffer truncated below what it streamed streams its new bytes")
+    func truncationBelowTheStreamedPart() async throws {
+        let fs = MemoryFileSystem()
+        let file = try fs.open("/f", create: true, readOnly: false)
+        let stream = RecordStream(fs: fs, file: file, recordStart: 100)
+        let buffer = RecordBuffer(capacity: 64)
+        for i in 0..<1000 { buffer.append(UInt32(i)) }
+        buffer.stream(to: stream, from: 0)
+        for i in 1000..<2000 { buffer.append(UInt32(i)) }
+        buffer.stream(to: stream, from: 0)
+        #expect(buffer.streamed == 8000)
+        buffer.truncate(to: 3000)
+        #expect(buffer.streamed == 3000)
+        for i in 0..<5000 { buffer.append(UInt32(0xABCD_0000 + i)) }  // grows: moves again
+        buffer.stream(to: stream, from: 0)
+        await stream.drain()
+        #expect(stream.failure == nil)
+        #expect(stream.furthest == 23_000)
+        let written = try #require(fs.contents(of: "/f"))
+        #expect(Array(written[100..<(100 + buffer.count)]) == Array(buffer.bytes))
+        buffer.detachStream(writesDone: true)
+        #expect(buffer.streamed == 0)
+    }
+}
