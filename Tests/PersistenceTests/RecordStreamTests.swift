@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ActorStorePersistence
@@ -68,8 +70,8 @@ import Testing
 
         let txn = try await engine.beginWrite()
         try Self.bulk(txn, table)
-        // Let the chunks reach the file: it grows while the transaction is open.
-        try await Task.sleep(for: .milliseconds(100))
+        // The chunks reach the file while the transaction is open.
+        await txn.buffer.recordStream?.drain()
         #expect(try #require(fs.contents(of: Self.path)).count > before.count + 100_000)
         txn.rollback()
 
@@ -139,29 +141,110 @@ import Testing
     }
 
     /// A truncation below what was streamed (an operation undone after its bytes went out) moves the buffer:
-    /// the chunk writes read the old memory, the bytes written after the truncation go to the new, and the
-    /// file ends up holding the buffer's final bytes.
+    /// a chunk write still waiting (behind a held one) reads the old memory, and gets the bytes it was asked to
+    /// write; the bytes written after the truncation go to the new memory, and the file ends up holding the
+    /// buffer's final bytes. (Written over in place instead, the waiting write would carry the new bytes.)
     @Test("a record buffer truncated below what it streamed streams its new bytes")
     func truncationBelowTheStreamedPart() async throws {
-        let fs = MemoryFileSystem()
+        let fs = GatedFileSystem(base: MemoryFileSystem())
         let file = try fs.open("/f", create: true, readOnly: false)
         let stream = RecordStream(fs: fs, file: file, recordStart: 100)
         let buffer = RecordBuffer(capacity: 64)
         for i in 0..<1000 { buffer.append(UInt32(i)) }
+        fs.holdFirstWrite()
         buffer.stream(to: stream, from: 0)
+        await fs.waitUntilHeld()
         for i in 1000..<2000 { buffer.append(UInt32(i)) }
         buffer.stream(to: stream, from: 0)
         #expect(buffer.streamed == 8000)
+        let secondChunk = Array(buffer.bytes(at: 4000, count: 4000))
         buffer.truncate(to: 3000)
         #expect(buffer.streamed == 3000)
+        #expect(stream.checksum(from: 0) == nil, "bytes streamed and checksummed will change")
         for i in 0..<5000 { buffer.append(UInt32(0xABCD_0000 + i)) }  // grows: moves again
         buffer.stream(to: stream, from: 0)
+        fs.release()
         await stream.drain()
         #expect(stream.failure == nil)
         #expect(stream.furthest == 23_000)
-        let written = try #require(fs.contents(of: "/f"))
+        // The second chunk's write waited behind the held one, and read its memory after the truncation.
+        #expect(fs.writes.map(\.offset) == [100, 4100, 3100])
+        #expect(fs.writes.count == 3 && fs.writes[1].bytes == secondChunk, "a write got the bytes it was asked for")
+        let written = try #require(fs.base.contents(of: "/f"))
         #expect(Array(written[100..<(100 + buffer.count)]) == Array(buffer.bytes))
-        buffer.detachStream(writesDone: true)
+        buffer.detachStream()
         #expect(buffer.streamed == 0)
+    }
+
+    @Test("a stream checksums the run of bytes it wrote")
+    func streamChecksum() async throws {
+        let fs = MemoryFileSystem()
+        let stream = RecordStream(fs: fs, file: try fs.open("/f", create: true, readOnly: false), recordStart: 0)
+        let buffer = RecordBuffer(capacity: 64)
+        for i in 0..<1000 { buffer.append(UInt32(i)) }
+        buffer.stream(to: stream, from: 8)
+        for i in 1000..<2000 { buffer.append(UInt32(i)) }
+        buffer.stream(to: stream, from: 8)
+        await stream.drain()
+        let run = try #require(stream.checksum(from: 8), "one run from 8")
+        #expect(run.end == 8000)
+        #expect(run.crc.value == CRC32C.checksum(buffer.bytes(at: 8, count: 7992)))
+        #expect(stream.checksum(from: 0) == nil, "the run starts at 8")
+        buffer.detachStream()
+    }
+
+    @Test("the checksum of two runs of bytes combines into the checksum of both")
+    func checksumsCombine() {
+        var generator = SystemRandomNumberGenerator()
+        for length in [0, 1, 7, 8, 9, 100, 4096, 70_000] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            for split in Set([0, length / 3, length / 2, length, max(0, length - 1)]) where split <= length {
+                let a = CRC32C.checksum(Array(bytes[..<split]))
+                let b = CRC32C.checksum(Array(bytes[split...]))
+                #expect(
+                    CRC32C.combine(a, b, lengthOfB: length - split) == CRC32C.checksum(bytes),
+                    "\(length) bytes split at \(split)")
+            }
+        }
+    }
+}
+
+/// Records every write (offset and bytes, as the write read them); when armed, holds the first write until
+/// released.
+private final class GatedFileSystem: ForwardingFileSystem, @unchecked Sendable {
+    // Safety (`@unchecked Sendable`): `recorded` and `armed` are Mutexes; the semaphores are thread-safe.
+    let base: MemoryFileSystem
+    var forwardee: any FileSystem { base }
+    private let recorded = Mutex<[(offset: UInt64, bytes: [UInt8])]>([])
+    private let armed = Mutex(false)
+    private let held = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    init(base: MemoryFileSystem) { self.base = base }
+
+    var writes: [(offset: UInt64, bytes: [UInt8])] { recorded.withLock { $0 } }
+    func holdFirstWrite() { armed.withLock { $0 = true } }
+    func release() { released.signal() }
+    /// Returns once the write is held (waiting on a Dispatch thread).
+    func waitUntilHeld() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.held.wait()
+                continuation.resume()
+            }
+        }
+    }
+
+    func write(_ file: OpenFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
+        let hold = armed.withLock { armed in
+            defer { armed = false }
+            return armed
+        }
+        if hold {
+            held.signal()
+            released.wait()
+        }
+        recorded.withLock { $0.append((offset, Array(bytes))) }
+        return try base.write(file, bytes, at: offset)
     }
 }

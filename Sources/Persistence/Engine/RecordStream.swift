@@ -39,6 +39,9 @@ final class RecordStream: @unchecked Sendable {
         var failure: StorageError?
         /// The end (offset in the record) of the furthest chunk asked for: the file may hold bytes up to it.
         var furthest = 0
+        /// The checksum of the chunks written so far, in order, where they start (the first chunk's offset)
+        /// and end; nil once the bytes streamed are not one run (a truncation below them rewrote some).
+        var checksum: (crc: CRC32C, start: Int, end: Int)?
     }
 
     /// Bytes of the record buffer, read by the queue.
@@ -62,18 +65,42 @@ final class RecordStream: @unchecked Sendable {
     /// The end (offset in the record) of the furthest bytes the stream may have written to the file.
     var furthest: Int { state.withLock { $0.furthest } }
 
-    /// Queues a write of `bytes`, which are the record's bytes at `offset`.
+    /// The checksum of the bytes streamed, from `start` to `end`, if the first chunk started at `start` and
+    /// they are one run, unchanged since (see ``rewound()``). Read after ``drain()``.
+    func checksum(from start: Int) -> (crc: CRC32C, end: Int)? {
+        state.withLock { state in state.checksum.flatMap { $0.start == start ? ($0.crc, $0.end) : nil } }
+    }
+
+    /// Queues a write of `bytes`, which are the record's bytes at `offset`, and their checksum: the commit
+    /// then checksums only the rest of the record (on this queue, the checksum too is off the transaction's
+    /// thread).
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
-        state.withLock { $0.furthest = max($0.furthest, offset + bytes.count) }
+        state.withLock { state in
+            if state.furthest == 0 { state.checksum = (CRC32C(), offset, offset) }
+            state.furthest = max(state.furthest, offset + bytes.count)
+        }
         let chunk = Chunk(bytes: bytes)
         let (fs, file, position) = (fs, file, recordStart + UInt64(offset))
         queue.async {
             guard self.failure == nil else { return }
             do throws(StorageError) { try fs.writeAll(file, chunk.bytes, at: position) } catch {
                 self.state.withLock { $0.failure = error }
+                return
             }
+            var checksum = self.state.withLock { $0.checksum }
+            if checksum?.end == offset {
+                checksum?.crc.update(chunk.bytes)
+                checksum?.end += chunk.bytes.count
+            } else {
+                checksum = nil
+            }
+            self.state.withLock { state in state.checksum = state.checksum == nil ? nil : checksum }
         }
     }
+
+    /// Says that the buffer was truncated below what it streamed: the bytes after it will change, so the
+    /// checksum of the streamed bytes no longer serves the record.
+    func rewound() { state.withLock { $0.checksum = nil } }
 
     /// Frees `pointer` (memory of the record buffer, `malloc`ed) once the writes queued before are done.
     func retire(_ pointer: UnsafeMutableRawPointer) {

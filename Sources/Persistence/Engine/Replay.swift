@@ -249,15 +249,10 @@ package final class RecordBuffer {
         streamedEnd = used
     }
 
-    /// Lets the stream go. `writesDone`: every write it was asked for is finished, so the memory is the
-    /// buffer's alone again; otherwise the buffer moves to new memory (empty), the old memory freed by the
-    /// stream once its writes are done.
-    func detachStream(writesDone: Bool) {
-        guard stream != nil else { return }
-        if !writesDone {
-            used = 0
-            relocate(keeping: 0)
-        }
+    /// Lets the stream go, once every write it was asked for is finished (``RecordStream/drain()``): the
+    /// memory is the buffer's alone again. (A buffer whose transaction does not commit keeps its stream: it
+    /// is not reused, and its memory is freed through the stream.)
+    func detachStream() {
         stream = nil
         streamedEnd = 0
     }
@@ -345,11 +340,15 @@ package final class RecordBuffer {
 
     /// Drops everything after `newCount` (to undo a failed operation).
     package func truncate(to newCount: Int) {
+        let old = used
         used = min(used, newCount)
         if stream != nil && used < streamedEnd {
-            // The bytes after `used` will be written over, and a chunk write may still be reading them.
-            relocate(keeping: used)
+            // The bytes after `used` will be written over, and a chunk write may still be reading them. All
+            // are kept: as without a stream, the bytes truncated stay readable (the trees of a transaction
+            // that failed half-way may still point at them until it rolls back).
+            relocate(keeping: old)
             streamedEnd = used
+            stream?.rewound()
         }
     }
 }

@@ -123,11 +123,13 @@ extension StorageEngine {
         // rest is; if the commit fails, the file is cut back to where the record starts.
         var streamed = 0
         var streamedThrough = txn.recordStart
+        var streamedChecksum: (crc: CRC32C, end: Int)?
         if let stream = txn.buffer.recordStream {
             await stream.drain()
             streamed = txn.buffer.streamed
             streamedThrough = txn.recordStart + UInt64(stream.furthest)
-            txn.buffer.detachStream(writesDone: true)
+            streamedChecksum = stream.checksum(from: WriteTransaction.bodyStart)
+            txn.buffer.detachStream()
             if let failure = stream.failure {
                 discardStreamedRecord(from: txn.recordStart, through: streamedThrough)
                 return .done(.failure(failure))
@@ -153,7 +155,7 @@ extension StorageEngine {
                 try await offload { () throws(StorageError) in sealed = try transaction.seal(watermark: synced) }
                 record = sealed!
             } else {
-                record = try txn.seal(watermark: synced)
+                record = try txn.seal(watermark: synced, streamed: streamedChecksum)
             }
         } catch {
             return fail(error)
@@ -269,6 +271,8 @@ extension StorageEngine {
             core.withLock { $0.reservedEnd = min($0.reservedEnd, start) }
             return
         }
+        // Only over bytes the file has: a stream that failed may have been asked for more than it wrote.
+        let end = min(end, try fs.size(of: file))
         var zeros = Self.reservationZeros
         var allocated: UnsafeMutableRawBufferPointer?
         if zeros.isEmpty {

@@ -190,10 +190,22 @@ extension StorageEngine {
         if fileSize > UInt64(region.length) {
             current = try fs.map(file, length: Self.regionLength(for: fileSize)).reading(through: region.cipher)
         }
-        // Fast path: nothing after this engine's end but zeros (space reserved by this or another process).
+        // Fast path: no record after this engine's end (space reserved by this or another process).
         if size < start + UInt64(Record.overhead)
             || current.bytes(at: Int(start), count: Record.headerSize).allSatisfy({ $0 == 0 })
         {
+            if limit == nil && fileSize > max(reservedEnd, start) {
+                // A writer killed while it streamed a record (see RecordStream) left bytes after a header of
+                // zeros: zeroed, as any torn tail, so that the space reads as reserved (the scanner tells a
+                // torn write from damage by the zeros the log appends into).
+                do throws(StorageError) {
+                    try Self.zeroTail(
+                        fs, file, in: current.bytes(at: 0, count: Int(fileSize)), from: start, to: fileSize)
+                } catch {
+                    core.withLock { $0.poisoned = Self.poison(path, error) }
+                    throw Self.poison(path, error)
+                }
+            }
             if limit == nil && (fileSize > reservedEnd || current !== region) {
                 core.withLock { core in
                     core.reservedEnd = max(core.reservedEnd, fileSize)

@@ -178,8 +178,9 @@ package final class WriteTransaction: ReadableStore {
         abandonStream()
         releaseWriteLock()
         // Nothing else holds the buffer once the transaction is gone (rows read from it are copied or live
-        // within an operation): the next transaction may build its record in it.
-        engine.recycle(buffer)
+        // within an operation): the next transaction may build its record in it. Not one that streamed a
+        // record that was not committed: chunk writes may still read it (it frees its memory through them).
+        if buffer.recordStream == nil { engine.recycle(buffer) }
     }
 
     /// Lets the engine's write lock go, once: the only place a write transaction releases it. Called when the
@@ -510,8 +511,7 @@ package final class WriteTransaction: ReadableStore {
     /// to where the record would have started, and only then lets the write lock go (the next writer
     /// appends there). Nothing happens without a stream.
     private func abandonStream() {
-        guard let stream = buffer.recordStream else { return }
-        buffer.detachStream(writesDone: false)
+        guard let stream = buffer.recordStream, holdsWriteLock else { return }
         let release = holdsWriteLock
         holdsWriteLock = false
         let (engine, start) = (engine, recordStart)
@@ -534,14 +534,23 @@ package final class WriteTransaction: ReadableStore {
     /// the record's seal unit, then the header and footer around the payload (see ``Record``). Called
     /// once, by the engine, right before it appends the record.
     /// - Throws: what the platform's cryptography throws (encrypted stores; nothing was written).
-    func seal(watermark: UInt64) throws(StorageError) -> SealedRecord {
+    /// - Parameter streamed: the checksum of the record's bytes from ``bodyStart`` to `end`, computed as they
+    ///   were streamed to the file (see ``RecordStream``): only the rest is checksummed here.
+    func seal(watermark: UInt64, streamed: (crc: CRC32C, end: Int)? = nil) throws(StorageError) -> SealedRecord {
         buffer.store(watermark, at: Record.headerSize)
         if let cipher {
             try EncryptedRecord.sealUnits(
                 in: buffer, from: Self.bodyStart, recordStart: recordStart, kind: .commit, cipher: cipher)
         }
         let payloadLength = buffer.count - Record.headerSize
-        let payloadCRC = CRC32C.checksum(buffer.bytes(at: Record.headerSize, count: payloadLength))
+        let payloadCRC: UInt32
+        if cipher == nil, var body = streamed?.crc, let end = streamed?.end, end <= buffer.count {
+            body.update(buffer.bytes(at: end, count: buffer.count - end))
+            let head = CRC32C.checksum(buffer.bytes(at: Record.headerSize, count: Record.watermarkSize))
+            payloadCRC = CRC32C.combine(head, body.value, lengthOfB: buffer.count - Self.bodyStart)
+        } else {
+            payloadCRC = CRC32C.checksum(buffer.bytes(at: Record.headerSize, count: payloadLength))
+        }
         buffer.append(Record.footer(length: UInt64(payloadLength), payloadCRC: payloadCRC))
         let header = Record.header(
             kind: .commit, flags: cipher == nil ? .watermark : [.watermark, .encrypted], length: UInt64(payloadLength),

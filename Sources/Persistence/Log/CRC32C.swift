@@ -50,6 +50,46 @@ package struct CRC32C: Sendable {
         value = ~crc
     }
 
+    /// The checksum of bytes `a` followed by bytes `b`, from the checksum of each and the length of `b`:
+    /// for a record whose first bytes are known only after the rest was checksummed. O(log `lengthOfB`).
+    ///
+    /// The math: appending `n` bytes to `a` multiplies its remainder by x^(8n) modulo the polynomial, and
+    /// the pre- and post-inversions of the two checksums cancel out, so the result is
+    /// `crcA · x^(8n) mod P  ⊕  crcB`, with x^(8n) built from the squares x^(2^k).
+    package static func combine(_ crcA: UInt32, _ crcB: UInt32, lengthOfB: Int) -> UInt32 {
+        guard lengthOfB > 0 else { return crcA }
+        var power: UInt32 = 1 << 31  // x^0, in the reflected bit order
+        var n = lengthOfB
+        var k = 3  // 8n bits: x^(8n) = product of x^(2^k) over the bits of n, starting at 2^3
+        while n != 0 {
+            if n & 1 != 0 { power = multiply(squares[k], power) }
+            n >>= 1
+            k += 1
+        }
+        return multiply(power, crcA) ^ crcB
+    }
+
+    /// `a · b` modulo the polynomial, both in the reflected bit order (bit 31 is x^0).
+    private static func multiply(_ a: UInt32, _ b: UInt32) -> UInt32 {
+        var b = b
+        var product: UInt32 = 0
+        var mask: UInt32 = 1 << 31
+        while mask != 0 {
+            if a & mask != 0 { product ^= b }
+            mask >>= 1
+            b = b & 1 != 0 ? (b >> 1) ^ 0x82F6_3B78 : b >> 1
+        }
+        return product
+    }
+
+    /// x^(2^k) modulo the polynomial for k in 0..<67: enough for the 8n bits of any length n an `Int` holds.
+    private static let squares: [UInt32] = {
+        var table = [UInt32](repeating: 0, count: 67)
+        table[0] = 1 << 30  // x^1
+        for k in 1..<67 { table[k] = multiply(table[k - 1], table[k - 1]) }
+        return table
+    }()
+
     /// Eight 256-entry tables for the reflected polynomial 0x82F63B78.
     private static let tables: [UInt32] = {
         var t = [UInt32](repeating: 0, count: 8 * 256)
