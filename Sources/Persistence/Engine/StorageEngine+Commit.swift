@@ -163,7 +163,11 @@ extension StorageEngine {
         do throws(StorageError) {
             try await appendRecord(record.bytes, to: file, at: record.start, streamed: streamed)
             // A truncation of the record below what was streamed left bytes after its end.
-            if streamedThrough > record.end { try clearTail(file, from: record.end, through: streamedThrough) }
+            if streamedThrough > record.end {
+                // Off the cooperative pool: it syncs.
+                let (end, through) = (record.end, streamedThrough)
+                try await offload { () throws(StorageError) in try self.clearTail(file, from: end, through: through) }
+            }
             try remapIfNeeded(for: record.end)
         } catch {
             if streamed > 0 {
@@ -261,13 +265,18 @@ extension StorageEngine {
 
     /// Makes the file end at `start`, where no record may follow: cuts it back; while other processes have
     /// it open (it must not shrink under their mappings), writes zeros from `start` through `end` instead (a
-    /// tail of zeros is no record, like the reserved space). The caller holds the write lock.
+    /// tail of zeros is no record, like the reserved space). Then syncs the file, whatever the durability:
+    /// the next record is appended at `start`, and if a power loss took its end, what the disk held after it
+    /// must read as the zeros the log appends into, not as the bytes discarded (which would make a torn
+    /// write look like damage). The caller holds the write lock; it blocks on the sync (a rare path: a
+    /// transaction of more than ``Configuration/recordStreamChunk`` bytes that did not commit).
     func clearTail(_ file: OpenFile, from start: UInt64, through end: UInt64) throws(StorageError) {
         let (fs, presence) = (self.fs, core.withLock { $0.presence })
         let truncate = { () throws(StorageError) in try fs.truncate(file, to: start) }
         let cut: Void? =
             if let presence { try presence.whileAlone(truncate) } else { try truncate() }
         if cut != nil {
+            try fs.sync(file)
             core.withLock { $0.reservedEnd = min($0.reservedEnd, start) }
             return
         }
@@ -287,6 +296,7 @@ extension StorageEngine {
             try fs.writeAll(file, UnsafeRawBufferPointer(rebasing: zeros.prefix(count)), at: offset)
             offset += UInt64(count)
         }
+        try fs.sync(file)
         core.withLock { $0.reservedEnd = max($0.reservedEnd, end) }
     }
 
