@@ -42,6 +42,8 @@ final class RecordStream: @unchecked Sendable {
         /// The checksum of the chunks written so far, in order, where they start (the first chunk's offset)
         /// and end; nil once the bytes streamed are not one run (a truncation below them rewrote some).
         var checksum: (crc: CRC32C, start: Int, end: Int)?
+        /// Writes asked for and not finished (or skipped) yet.
+        var pending = 0
     }
 
     /// Bytes of the record buffer, read by the queue.
@@ -65,6 +67,10 @@ final class RecordStream: @unchecked Sendable {
     /// The end (offset in the record) of the furthest bytes the stream may have written to the file.
     var furthest: Int { state.withLock { $0.furthest } }
 
+    /// Whether every write asked for is finished: nothing reads the buffer's memory now, nor will until the
+    /// next ``write(_:at:)`` (only the buffer's owner asks for writes).
+    var isIdle: Bool { state.withLock { $0.pending == 0 } }
+
     /// The checksum of the bytes streamed, from `start` to `end`, if the first chunk started at `start` and
     /// they are one run, unchanged since (see ``rewound()``). Read after ``drain()``.
     func checksum(from start: Int) -> (crc: CRC32C, end: Int)? {
@@ -78,10 +84,12 @@ final class RecordStream: @unchecked Sendable {
         state.withLock { state in
             if state.furthest == 0 { state.checksum = (CRC32C(), offset, offset) }
             state.furthest = max(state.furthest, offset + bytes.count)
+            state.pending += 1
         }
         let chunk = Chunk(bytes: bytes)
         let (fs, file, position) = (fs, file, recordStart + UInt64(offset))
         queue.async {
+            defer { self.state.withLock { $0.pending -= 1 } }
             guard self.failure == nil else { return }
             do throws(StorageError) { try fs.writeAll(file, chunk.bytes, at: position) } catch {
                 self.state.withLock { $0.failure = error }

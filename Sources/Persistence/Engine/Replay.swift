@@ -211,8 +211,9 @@ package final class RecordBuffer {
     private var allocated: Int
     private var used: Int
     /// Where the finished part of the record is being written while the transaction goes on (see
-    /// ``RecordStream``); nil otherwise. While there is one, the memory is never moved by `realloc` nor freed
-    /// directly: chunk writes may still be reading it (see ``relocate(keeping:)``).
+    /// ``RecordStream``); nil otherwise. While it has writes to finish, the memory is never moved by
+    /// `realloc`, written below what was streamed, nor freed directly: they may still be reading it (see
+    /// ``relocate(keeping:capacity:)``).
     private var stream: RecordStream?
     /// The end of the bytes handed to ``stream``.
     private var streamedEnd = 0
@@ -283,7 +284,7 @@ package final class RecordBuffer {
         guard used + extra > allocated else { return }
         var newCapacity = allocated * 2
         while newCapacity < used + extra { newCapacity *= 2 }
-        if stream != nil {
+        if let stream, !stream.isIdle {
             relocate(keeping: used, capacity: newCapacity)
             return
         }
@@ -342,13 +343,13 @@ package final class RecordBuffer {
     package func truncate(to newCount: Int) {
         let old = used
         used = min(used, newCount)
-        if stream != nil && used < streamedEnd {
-            // The bytes after `used` will be written over, and a chunk write may still be reading them. All
-            // are kept: as without a stream, the bytes truncated stay readable (the trees of a transaction
-            // that failed half-way may still point at them until it rolls back).
-            relocate(keeping: old)
+        if let stream, used < streamedEnd {
+            // The bytes after `used` will be written over, and a chunk write may still be reading them: then
+            // the buffer moves, keeping them all (as without a stream, the bytes truncated stay readable: the
+            // trees of a transaction that failed half-way may still point at them until it rolls back).
+            if !stream.isIdle { relocate(keeping: old) }
             streamedEnd = used
-            stream?.rewound()
+            stream.rewound()
         }
     }
 }
