@@ -269,3 +269,89 @@ func raceSummary(_ realm: isolated Realm) -> String {
     }
     return "\(seqs.count) \(hash) \(problems.isEmpty ? "ok" : problems.prefix(3).joined(separator: ","))"
 }
+
+/// `stream <file> <n>`: commits n transactions, each of one `Commit` (ids 1...n) and 10 `Entry` objects
+/// (their `txn`), and prints `COMMITTED <n> <last non-zero byte> <file size>`. Then it begins one large
+/// write transaction: 100,000 entries of txn -1 with 200-byte payloads, a record of about 25 MiB, whose
+/// finished part is streamed to the file every 4 MiB behind a header of zeros (see `RecordStream`). Once
+/// the file has grown 12 MiB past its size after the commits (or after 30 s) it prints `STREAMED <file
+/// size>` and waits inside the write block, never committing, until its stdin ends (the parent kills it
+/// before that; the exit after it, should the parent die, is a crash as well).
+func runStream(path: String, commits: Int) async throws {
+    let realm = try await Realm(configuration: sharedConfiguration(path))
+    for id in stride(from: 1, through: commits, by: 1) {
+        try await realm.write { realm in
+            realm.create(Commit.self, value: ["id": id, "seq": id, "count": 10])
+            for index in 0..<10 { realm.add(streamEntry(txn: id, index: index, count: 10, pad: 20)) }
+        }
+    }
+    let committedSize = try fileSize(path)
+    emit("COMMITTED \(commits) \(try lastNonZeroByte(path)) \(committedSize)")
+    try await realm.write { realm in
+        realm.create(Commit.self, value: ["id": -1, "seq": -1, "count": 100_000])
+        for index in 0..<100_000 { realm.add(streamEntry(txn: -1, index: index, count: 100_000, pad: 200)) }
+        let deadline = wallClockNanoseconds() + 30_000_000_000
+        while (try? fileSize(path)) ?? 0 < committedSize + (12 << 20) && wallClockNanoseconds() < deadline {
+            usleep(10_000)
+        }
+        emit("STREAMED \((try? fileSize(path)) ?? 0)")
+        var byte: UInt8 = 0
+        while read(0, &byte, 1) > 0 {}
+        exit(5)
+    }
+}
+
+/// An `Entry` of `stream`'s transactions.
+func streamEntry(txn: Int, index: Int, count: Int, pad: Int) -> Entry {
+    let entry = Entry()
+    entry.txn = txn
+    entry.index = index
+    entry.count = count
+    entry.check = Model.check(txn, index)
+    entry.payload = Model.payload(txn, index, pad: pad)
+    return entry
+}
+
+/// `resume <file> <n>`: opens the file writable and prints `OPEN`; once its stdin ends (at once without a
+/// pipe), reads and prints `FOUND <commit ids, comma-separated> <entries> <entries of txn -1>`, then commits
+/// n transactions of one `Commit` each (ids after the largest), printing `ACK <id>` after each, then `FOUND
+/// …` again and `DONE`.
+func runResume(path: String, count: Int) async throws {
+    let realm = try await Realm(configuration: sharedConfiguration(path))
+    emit("OPEN")
+    var byte: UInt8 = 0
+    while read(0, &byte, 1) > 0 {}
+    emit(await realm.read { foundLine($0) })
+    var next = await realm.read { $0.objects(Commit.self).map(\.id).max() ?? 0 } + 1
+    for _ in stride(from: 0, to: count, by: 1) {
+        let id = next
+        try await realm.write { realm in realm.create(Commit.self, value: ["id": id, "seq": id]) }
+        emit("ACK \(id)")
+        next += 1
+    }
+    emit(await realm.read { foundLine($0) })
+    emit("DONE")
+}
+
+/// `resume`'s `FOUND <commit ids, comma-separated> <entries> <entries of txn -1>`.
+func foundLine(_ realm: isolated Realm) -> String {
+    let ids = realm.objects(Commit.self).map(\.id).sorted().map(String.init).joined(separator: ",")
+    let entries = realm.objects(Entry.self)
+    return "FOUND \(ids) \(entries.count) \(entries.filter { $0.txn == -1 }.count)"
+}
+
+/// The size of the file at `path`.
+func fileSize(_ path: String) throws -> UInt64 {
+    (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value ?? 0
+}
+
+/// The offset of the last byte of the file at `path` that is not zero, or -1 if there is none.
+func lastNonZeroByte(_ path: String) throws -> Int {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    return data.withUnsafeBytes { bytes in
+        var end = bytes.count
+        while end >= 8 && bytes.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == 0 { end -= 8 }
+        while end > 0 && bytes[end - 1] == 0 { end -= 1 }
+        return end - 1
+    }
+}

@@ -20,7 +20,7 @@ import Foundation
 //       `VERIFY <json>` (see `VerifySummary`); exit status 0 when it holds, 1 when not, 2 if it cannot open.
 //   actorstore-crash-child migrate-prepare | migrate | migrate-check <file> ...
 //       A migration killed part-way (see Migrate.swift).
-//   actorstore-crash-child commits | follow | observe | hold | manage | race | hog <file> ...
+//   actorstore-crash-child commits | follow | observe | hold | manage | race | hog | stream | resume <file> ...
 //       Several processes on one file (see Sharing.swift).
 //   actorstore-crash-child tryopen <file>
 //       Opens the store read-write while another process writes it (recovering under the writer lock of
@@ -132,6 +132,20 @@ case "race":
 case "hog":
     do {
         exit(try await runHog(path: path, writer: arguments.count > 3 ? Int(arguments[3]) ?? 9 : 9))
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
+case "stream":
+    do {
+        try await runStream(path: path, commits: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0)
+    } catch {
+        emit("ERROR \(describe(error))")
+        exit(3)
+    }
+case "resume":
+    do {
+        try await runResume(path: path, count: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0)
     } catch {
         emit("ERROR \(describe(error))")
         exit(3)

@@ -262,6 +262,112 @@ struct SharedFileTests {
         #expect(failures.isEmpty, "\(failures)")
     }
 
+    /// A writer process killed with SIGKILL while it streams a large transaction loses nothing it committed
+    /// and leaves nothing behind for the next writer process. Past 4 MiB of record, a transaction writes the
+    /// finished part of it to the file while it builds the rest, behind a header of zeros written only at
+    /// commit (see RecordStream): the killed writer leaves megabytes of non-zero bytes after its last record.
+    /// Process W (writable) and a read-only process hold the file from before the kill, so it stays shared
+    /// and nobody may cut it back. After the kill W reads (catching up to the killed writer's last commit)
+    /// and commits 3 small transactions: taking the writer lock, it finds a header of zeros at its end and
+    /// zeroes what follows (`catchUpWithOtherWriters`'s fast path). Else its records land on the start of
+    /// the stale bytes and the rest stays after them, where the scanner expects the zeros the log appends
+    /// into (it tells a torn write from damage by them): so the file past W's records must be zeros. (Only
+    /// the bytes tell: a kill -9 leaves no damage that would make a later scan refuse the file; a power
+    /// loss while writing over the stale bytes would.) Then, every process closed, a new one opens the file
+    /// and finds exactly the committed objects.
+    @Test func aWriterKilledWhileStreamingALargeTransactionLeavesNothingBehind() async throws {
+        let executable = try Self.executable()
+        let failures = await onOwnThread { () -> [String] in
+            let directory = Self.directory("stream")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let file = directory + "/shared.realm"
+            var failures: [String] = []
+            var children: [ChildProcess] = []
+            // A child left waiting by a failure on the way is not left running.
+            defer { for child in children where child.process.isRunning { _ = child.killNow() } }
+            do {
+                let resumer = try ChildProcess(executable, ["resume", file, "3"], holdStdin: true)
+                children.append(resumer)
+                let resumerGuard = Self.watchdog(resumer, within: 120)
+                guard resumer.wait(until: { $0.contains("OPEN") }) else {
+                    return ["the next writer did not open the file: \(resumer.finish())"]
+                }
+                let reader = try ChildProcess(executable, ["hold", file, "ro"], holdStdin: true)
+                children.append(reader)
+                guard reader.wait(until: { $0.contains { $0.hasPrefix("HOLDING") } }) else {
+                    return ["the reader did not open the file: \(reader.finish())"]
+                }
+                let streamer = try ChildProcess(executable, ["stream", file, "5"], holdStdin: true)
+                children.append(streamer)
+                let streamerGuard = Self.watchdog(streamer, within: 120)
+                guard streamer.wait(until: { $0.contains { $0.hasPrefix("STREAMED") } }) else {
+                    return ["the streaming writer stopped: \(streamer.finish().suffix(3))"]
+                }
+                let streamed = streamer.killNow()
+                if !streamer.wasKilled || streamerGuard.isSet {
+                    failures.append("the streaming writer was not killed by the test: \(streamed.suffix(3))")
+                }
+                let committed = Self.fields(streamed, "COMMITTED")
+                guard committed.count == 3, let streamedSize = Self.fields(streamed, "STREAMED").first else {
+                    return failures + ["the streaming writer printed \(streamed.suffix(3))"]
+                }
+                let (committedEnd, committedSize) = (committed[1], committed[2])
+                // The killed transaction's bytes reached the file: megabytes of them, not zeros.
+                let killedEnd = try Self.lastNonZeroByte(file)
+                if streamedSize < committedSize + (8 << 20) || killedEnd < committedEnd + (8 << 20) {
+                    failures.append(
+                        "nothing was streamed: \(committedSize) → \(streamedSize) bytes, last non-zero byte "
+                            + "\(committedEnd) → \(killedEnd)")
+                }
+                resumer.closeInput()
+                let resumed = resumer.finish()
+                if resumerGuard.isSet { failures.append("the next writer blocked for minutes") }
+                let before = "FOUND 1,2,3,4,5 50 0"
+                let after = "FOUND 1,2,3,4,5,6,7,8 50 0"
+                let found = resumed.filter { $0.hasPrefix("FOUND") }
+                if found != [before, after] || !resumed.contains("DONE") {
+                    failures.append("the next writer saw \(resumed.suffix(6)) (\(before), then \(after) expected)")
+                }
+                // W's 3 small records (and whatever its close appends) take a few KiB: nothing of the killed
+                // transaction is left after them.
+                let finalEnd = try Self.lastNonZeroByte(file)
+                if finalEnd > committedEnd + (1 << 20) {
+                    failures.append(
+                        "after the next writer's commits, bytes up to \(finalEnd) are not zeros (the killed "
+                            + "writer's last record ended at \(committedEnd), its stream at \(killedEnd))")
+                }
+                // Closed everywhere, then opened again (recovery scans the whole file, its tail included).
+                reader.closeInput()
+                if !reader.finish().contains("CLOSED") { failures.append("the reader did not close") }
+                let reopened = try Self.run(executable, ["resume", file, "0"])
+                if reopened.status != 0 || !reopened.lines.contains(after) {
+                    failures.append("opened again: \(reopened.lines.suffix(3))")
+                }
+            } catch {
+                failures.append("starting a child failed: \(error)")
+            }
+            return failures
+        }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
+    /// The integers after `tag` on the last line that starts with it.
+    static func fields(_ lines: [String], _ tag: String) -> [Int] {
+        guard let line = lines.last(where: { $0.hasPrefix(tag + " ") }) else { return [] }
+        return line.split(separator: " ").dropFirst().compactMap { Int($0) }
+    }
+
+    /// The offset of the last byte of the file at `path` that is not zero, or -1 if there is none.
+    static func lastNonZeroByte(_ path: String) throws -> Int {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return data.withUnsafeBytes { bytes in
+            var end = bytes.count
+            while end >= 8 && bytes.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == 0 { end -= 8 }
+            while end > 0 && bytes[end - 1] == 0 { end -= 1 }
+            return end - 1
+        }
+    }
+
     /// The parsed `FINAL <transactions> <checksum> <problems>` of a race child, or nil.
     static func final(_ lines: [String]) -> (transactions: Int, checksum: String, problems: String)? {
         guard let line = lines.last(where: { $0.hasPrefix("FINAL ") }) else { return nil }
