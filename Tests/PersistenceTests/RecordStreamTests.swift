@@ -193,6 +193,19 @@ import Testing
         buffer.detachStream()
     }
 
+    @Test("a tail of zeros is told from one with a byte that is not")
+    func zeroCheck() {
+        for length in [0, 1, 7, 8, 9, 511, 512, 513, 4096, 100_003] {
+            var bytes = [UInt8](repeating: 0, count: length)
+            #expect(bytes.withUnsafeBytes { StorageEngine.isZero($0) }, "\(length) zeros")
+            for position in Set([0, length / 2, length - 1]) where position >= 0 && position < length {
+                bytes[position] = 0x40
+                #expect(!bytes.withUnsafeBytes { StorageEngine.isZero($0) }, "\(length) bytes, one at \(position)")
+                bytes[position] = 0
+            }
+        }
+    }
+
     @Test("the checksum of two runs of bytes combines into the checksum of both")
     func checksumsCombine() {
         var generator = SystemRandomNumberGenerator()

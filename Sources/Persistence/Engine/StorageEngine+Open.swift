@@ -255,15 +255,36 @@ extension StorageEngine {
         _ fs: any FileSystem, _ file: OpenFile, in bytes: UnsafeRawBufferPointer, from: UInt64, to: UInt64
     ) throws(StorageError) {
         guard from < to else { return }
-        if bytes[Int(from)..<Int(to)].allSatisfy({ $0 == 0 }) { return }
         var offset = from
+        var wrote = false
         while offset < to {
             let count = min(Int(to - offset), reservationZeros.count)
-            guard count > 0 else { return }
-            try fs.writeAll(file, UnsafeRawBufferPointer(rebasing: reservationZeros.prefix(count)), at: offset)
+            guard count > 0 else { break }
+            // Only the blocks with a non-zero byte are written: the tail is mostly zeros (reserved space).
+            if !isZero(UnsafeRawBufferPointer(rebasing: bytes[Int(offset)..<(Int(offset) + count)])) {
+                try fs.writeAll(file, UnsafeRawBufferPointer(rebasing: reservationZeros.prefix(count)), at: offset)
+                wrote = true
+            }
             offset += UInt64(count)
         }
-        try fs.sync(file)
+        if wrote { try fs.sync(file) }
+    }
+
+    /// Whether every byte of `bytes` is zero; eight at a time (a tail of megabytes is checked at each
+    /// catch-up with other writers).
+    static func isZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let words = bytes.count / 8
+        var any: UInt64 = 0
+        var i = 0
+        while i < words {
+            any |= base.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)
+            i += 1
+            // Stop early at a non-zero word, checked every 512 bytes to keep the loop tight.
+            if i & 63 == 0 && any != 0 { return false }
+        }
+        for j in (words * 8)..<bytes.count { any |= UInt64(base.load(fromByteOffset: j, as: UInt8.self)) }
+        return any == 0
     }
 
     /// The header of a new store: encrypted, with its key check, when `key` is given.

@@ -194,10 +194,11 @@ extension StorageEngine {
         if size < start + UInt64(Record.overhead)
             || current.bytes(at: Int(start), count: Record.headerSize).allSatisfy({ $0 == 0 })
         {
-            if limit == nil && fileSize > max(reservedEnd, start) {
+            if limit == nil && fileSize > start {
                 // A writer killed while it streamed a record (see RecordStream) left bytes after a header of
                 // zeros: zeroed, as any torn tail, so that the space reads as reserved (the scanner tells a
-                // torn write from damage by the zeros the log appends into).
+                // torn write from damage by the zeros the log appends into). Checked whatever this engine
+                // thought reserved: another process may have streamed into that space since.
                 do throws(StorageError) {
                     try Self.zeroTail(
                         fs, file, in: current.bytes(at: 0, count: Int(fileSize)), from: start, to: fileSize)
