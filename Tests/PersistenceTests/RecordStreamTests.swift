@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import ActorStorePersistence
@@ -225,11 +224,11 @@ import Testing
 /// Records every write (offset and bytes, as the write read them); when armed, holds the first write until
 /// released.
 private final class GatedFileSystem: ForwardingFileSystem, @unchecked Sendable {
-    // Safety (`@unchecked Sendable`): `recorded` and `armed` are Mutexes; the semaphores are thread-safe.
+    // Safety (`@unchecked Sendable`): `recorded` and `armed` are `Locked`; the semaphores are thread-safe.
     let base: MemoryFileSystem
     var forwardee: any FileSystem { base }
-    private let recorded = Mutex<[(offset: UInt64, bytes: [UInt8])]>([])
-    private let armed = Mutex(false)
+    private let recorded = Locked<[(offset: UInt64, bytes: [UInt8])]>([])
+    private let armed = Locked(false)
     private let held = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)
 

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Writes the finished part of a large write transaction's record to the file while the transaction goes on
 /// building the rest, on a thread of its own: the commit then writes only the record's header and what came
@@ -27,13 +26,14 @@ import Synchronization
 /// The chunks are written in order on a serial queue; the first failure (a full disk, an I/O error) stops
 /// the writes and is the commit's error.
 final class RecordStream: @unchecked Sendable {
-    // Safety (`@unchecked Sendable`): `queue`, `fs`, `file` and `recordStart` are immutable; `state` is a
-    // Mutex. The memory the writes read is described by `Chunk`, whose safety is argued there.
+    // Safety (`@unchecked Sendable`): `queue`, `fs`, `file` and `recordStart` are immutable; `state` is
+    // `Locked` (a pthread mutex, which ThreadSanitizer sees, where it cannot see `Mutex`'s futex). The
+    // memory the writes read is described by `Chunk`, whose safety is argued there.
     private let queue = DispatchQueue(label: "ActorStore.recordStream")
     private let fs: any FileSystem
     private let file: OpenFile
     private let recordStart: UInt64
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var failure: StorageError?
