@@ -282,20 +282,7 @@ extension StorageEngine {
         }
         // Only over bytes the file has: a stream that failed may have been asked for more than it wrote.
         let end = min(end, try fs.size(of: file))
-        var zeros = Self.reservationZeros
-        var allocated: UnsafeMutableRawBufferPointer?
-        if zeros.isEmpty {
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
-            buffer.initializeMemory(as: UInt8.self, repeating: 0)
-            (allocated, zeros) = (buffer, UnsafeRawBufferPointer(buffer))
-        }
-        defer { allocated?.deallocate() }
-        var offset = start
-        while offset < end {
-            let count = Int(min(UInt64(zeros.count), end - offset))
-            try fs.writeAll(file, UnsafeRawBufferPointer(rebasing: zeros.prefix(count)), at: offset)
-            offset += UInt64(count)
-        }
+        try Self.writeZeros(fs, file, from: start, to: end)
         try fs.sync(file)
         core.withLock { $0.reservedEnd = max($0.reservedEnd, end) }
     }

@@ -254,20 +254,39 @@ extension StorageEngine {
     static func zeroTail(
         _ fs: any FileSystem, _ file: OpenFile, in bytes: UnsafeRawBufferPointer, from: UInt64, to: UInt64
     ) throws(StorageError) {
-        guard from < to else { return }
+        if try writeZeros(fs, file, from: from, to: to, over: bytes) { try fs.sync(file) }
+    }
+
+    /// Writes zeros over the bytes `from ..< to` of `file`, a block at a time, skipping the blocks that
+    /// `bytes` (the file's bytes, when given) shows are zeros already; returns whether it wrote any. Not
+    /// synced.
+    @discardableResult
+    static func writeZeros(
+        _ fs: any FileSystem, _ file: OpenFile, from: UInt64, to: UInt64, over bytes: UnsafeRawBufferPointer? = nil
+    ) throws(StorageError) -> Bool {
+        guard from < to else { return false }
+        var zeros = reservationZeros
+        var allocated: UnsafeMutableRawBufferPointer?
+        if zeros.isEmpty {
+            // The reserved zeros could not be allocated: a smaller block, for this call.
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            (allocated, zeros) = (buffer, UnsafeRawBufferPointer(buffer))
+        }
+        defer { allocated?.deallocate() }
         var offset = from
         var wrote = false
         while offset < to {
-            let count = min(Int(to - offset), reservationZeros.count)
-            guard count > 0 else { break }
-            // Only the blocks with a non-zero byte are written: the tail is mostly zeros (reserved space).
-            if !isZero(UnsafeRawBufferPointer(rebasing: bytes[Int(offset)..<(Int(offset) + count)])) {
-                try fs.writeAll(file, UnsafeRawBufferPointer(rebasing: reservationZeros.prefix(count)), at: offset)
-                wrote = true
+            let count = Int(min(to - offset, UInt64(zeros.count)))
+            if let bytes, isZero(UnsafeRawBufferPointer(rebasing: bytes[Int(offset)..<(Int(offset) + count)])) {
+                offset += UInt64(count)
+                continue
             }
+            try fs.writeAll(file, UnsafeRawBufferPointer(rebasing: zeros.prefix(count)), at: offset)
+            wrote = true
             offset += UInt64(count)
         }
-        if wrote { try fs.sync(file) }
+        return wrote
     }
 
     /// Whether every byte of `bytes` is zero; eight at a time (a tail of megabytes is checked at each
