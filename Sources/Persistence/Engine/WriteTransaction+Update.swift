@@ -264,6 +264,10 @@ extension WriteTransaction {
     /// Rows a set-based update appends before applying them to the trees.
     static let updateChunk = 4096
 
+    /// Inserts that wait (``deferredInserts``) before they are applied to the trees: enough that a tree's
+    /// right edge is walked once per 32 leaves, few enough that the waiting keys take 200 KB at most.
+    static let insertChunk = 4096
+
     /// Reserves room in the record for one upsert of a row with `rowData` bytes of data in `columns` columns:
     /// the appends that follow move nothing, so a view of a row already in the record, taken after this
     /// call, stays valid while the new row is written.

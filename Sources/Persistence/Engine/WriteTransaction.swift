@@ -16,11 +16,11 @@ package final class WriteTransaction: ReadableStore {
     /// changing it also bumps ``locationEpoch``.
     package internal(set) var state: DatabaseState {
         _read {
-            if !deferred.rows.isEmpty || deferredDeletes != nil { applyDeferred() }
+            if hasDeferred { applyDeferred() }
             yield storedState
         }
         _modify {
-            if !deferred.rows.isEmpty || deferredDeletes != nil { applyDeferred() }
+            if hasDeferred { applyDeferred() }
             locationEpoch &+= 1
             yield &storedState
         }
@@ -39,6 +39,15 @@ package final class WriteTransaction: ReadableStore {
     /// from the trees: the entries each removes, gathered as it was deleted; keys strictly ascending, of a
     /// table no row links to (see ``deferDelete(_:_:)``). Never waiting beside ``deferred`` updates.
     @exclusivity(unchecked) private var deferredDeletes: RowDeletions?  // see `deferred`
+    /// Inserts appended to the record but not applied to the trees yet (see ``DeferredInserts``): a loop of
+    /// `add`s then updates each tree once per chunk of rows, at its right edge
+    /// (``DatabaseState/applyAppends``), instead of walking it once per row. Never waiting beside
+    /// ``deferred`` updates or ``deferredDeletes``.
+    @exclusivity(unchecked) private var deferredInserts = DeferredInserts()  // see `deferred`
+    /// Whether updates, deletes or inserts wait to be applied to the trees.
+    @inline(__always) private var hasDeferred: Bool {
+        !deferred.rows.isEmpty || deferredDeletes != nil || !deferredInserts.rows.isEmpty
+    }
     /// The row a loop over objects is at: its updates may wait in ``deferred`` (unless they change a link
     /// column, whose backlinks must follow at once). Set by the loop (``LoopRow/loop``, from
     /// ``newLoop()``) before it hands out the row's object.
@@ -89,11 +98,11 @@ package final class WriteTransaction: ReadableStore {
     /// waiting in ``pendingModified``, so that every change is recorded in the order it was made.
     package internal(set) var changes: ChangeSet {
         _read {
-            if !pendingModified.keys.isEmpty { recordPendingModified() }
+            if !pendingModified.keys.isEmpty || pendingInserted.count > 0 { recordPendingModified() }
             yield storedChanges
         }
         _modify {
-            if !pendingModified.keys.isEmpty { recordPendingModified() }
+            if !pendingModified.keys.isEmpty || pendingInserted.count > 0 { recordPendingModified() }
             yield &storedChanges
         }
     }
@@ -101,6 +110,9 @@ package final class WriteTransaction: ReadableStore {
     /// Rows updated but not yet recorded in ``changes``. A loop that updates one row after another then
     /// looks its table's changes up once per chunk of rows, not once per row.
     @exclusivity(unchecked) private var pendingModified = PendingModifications()  // see `deferred`
+    /// Rows inserted but not yet recorded in ``changes``: consecutive keys of one table. Recorded before
+    /// ``pendingModified`` (a row is inserted before it can be modified).
+    @exclusivity(unchecked) private var pendingInserted = PendingInserts()  // see `deferred`
     private(set) var isFinished = false
     /// Whether the transaction still holds the engine's write lock (see ``releaseWriteLock()``).
     private var holdsWriteLock = true
@@ -119,6 +131,11 @@ package final class WriteTransaction: ReadableStore {
         let types: [ColumnType]
         let linkColumns: [Int]
         var nextKey: Int64
+        /// The primary key's column, if the table has one.
+        let primaryKeyColumn: Int?
+        /// Whether inserts may wait in ``deferredInserts``: the table has no secondary index and no link
+        /// column, so an insert changes the row tree and the primary index only.
+        let insertsMayWait: Bool
 
         init(_ id: TableID, _ table: TableState) {
             self.table = id
@@ -127,6 +144,8 @@ package final class WriteTransaction: ReadableStore {
             types = table.columnTypes
             linkColumns = table.linkColumns
             nextKey = table.nextKey
+            primaryKeyColumn = table.schema.primaryKeyColumn
+            insertsMayWait = table.indexes.isEmpty && table.linkColumns.isEmpty
         }
     }
 
@@ -308,12 +327,52 @@ package final class WriteTransaction: ReadableStore {
         // only when nothing else refers to it, so a lingering copy would make every insert copy its paths.
         let (row, key, types, dataSize) = try prepareInsert(tableID, values)
         // The data length validation measured: the encoder does not add up the column sizes again.
-        try appendUpsert(tableID, key, changed: nil) { buffer in
+        let encode = { (buffer: RecordBuffer) in
             RowEncoder.encode(row, types: types, dataLength: dataSize, into: buffer)
         }
+        if let cache = tableCacheEntry, cache.table == tableID, cache.insertsMayWait,
+            try appendInsert(tableID, key, primaryKey: cache.primaryKeyColumn.map { row[$0] }, encode: encode)
+        {
+            // Waiting in `deferredInserts`.
+        } else {
+            try appendUpsert(tableID, key, changed: nil, encode: encode)
+        }
         tableCacheEntry?.nextKey = key.rawValue + 1
-        changes.tables[tableID, default: TableChanges()].recordInsert(key)
+        if !pendingInserted.add(tableID, key) {
+            recordPendingModified()
+            _ = pendingInserted.add(tableID, key)
+        }
         return key
+    }
+
+    /// Appends the insert of row `key` (a new key) of `tableID`, a table whose inserts may wait
+    /// (``TableCache/insertsMayWait``), to wait in ``deferredInserts``, if its primary key (`primaryKey`, the
+    /// row's value; nil without one) is above every primary key of the table and of the inserts waiting, so
+    /// that it cannot be taken. Returns false otherwise, having applied the waiting inserts and appended
+    /// nothing: the caller then appends and applies it as any upsert, which refuses a taken key.
+    private func appendInsert(
+        _ tableID: TableID, _ key: ObjectKey, primaryKey: Value?, encode: (RecordBuffer) -> Int
+    ) throws(StorageError) -> Bool {
+        if !deferred.rows.isEmpty || deferredDeletes != nil
+            || (!deferredInserts.rows.isEmpty && deferredInserts.table != tableID)
+        {
+            applyDeferred()
+        }
+        var indexKey: IndexKey? = nil
+        if let primaryKey {
+            // The validated row's value: the one the row is encoded from, so the one the index would read back.
+            guard let newKey = IndexKey(primaryKey), deferredInserts.follows(newKey, in: tableID, storedState) else {
+                // Applied in the order appended: the waiting ones first.
+                if !deferredInserts.rows.isEmpty { applyDeferred() }
+                return false
+            }
+            indexKey = newKey
+        }
+        let (location, _, _) = try appendUpsertOp(tableID, key, encode: encode)
+        deferredInserts.add(tableID, key, at: location, primaryKey: indexKey)
+        locationEpoch &+= 1
+        if deferredInserts.rows.count >= Self.insertChunk { applyDeferred() }
+        return true
     }
 
     /// Deletes a row. Links to it become null, and it leaves every list, set and map that held it.
@@ -474,7 +533,7 @@ package final class WriteTransaction: ReadableStore {
     ///   `.poisoned` (the commit's fsync failed; reopen the store).
     @discardableResult
     package nonisolated(nonsending) func commit() async throws(StorageError) -> CommitResult {
-        if !deferred.rows.isEmpty || deferredDeletes != nil { applyDeferred() }
+        if hasDeferred { applyDeferred() }
         try checkUsable()
         isFinished = true
         let outcome = await engine.append(self)
@@ -486,7 +545,9 @@ package final class WriteTransaction: ReadableStore {
     package func rollback() {
         deferred = DeferredRows()
         deferredDeletes = nil
+        deferredInserts = DeferredInserts()
         pendingModified = PendingModifications()
+        pendingInserted = PendingInserts()
         isFinished = true
         abandonStream()
         releaseWriteLock()
@@ -633,6 +694,16 @@ package final class WriteTransaction: ReadableStore {
     /// Records the modifications waiting in ``pendingModified`` in ``changes``, with one lookup of the table's
     /// changes.
     private func recordPendingModified() {
+        if pendingInserted.count > 0 {
+            let inserted = pendingInserted
+            pendingInserted.count = 0
+            var tableChanges = storedChanges.tables.removeValue(forKey: inserted.table) ?? TableChanges()
+            for key in inserted.first.rawValue..<(inserted.first.rawValue + Int64(inserted.count)) {
+                tableChanges.recordInsert(ObjectKey(key))
+            }
+            storedChanges.tables[inserted.table] = tableChanges
+        }
+        guard !pendingModified.keys.isEmpty else { return }
         let (table, columns) = (pendingModified.table, pendingModified.columns)
         var tableChanges = storedChanges.tables.removeValue(forKey: table) ?? TableChanges()
         for key in pendingModified.keys { tableChanges.recordModify(key, columns) }
@@ -659,6 +730,67 @@ package final class WriteTransaction: ReadableStore {
             }
             keys.append(key)
             return true
+        }
+    }
+
+    /// Rows inserted but not yet recorded in ``changes`` (see ``pendingInserted``): `count` consecutive keys
+    /// of `table` from `first`.
+    struct PendingInserts {
+        var table = TableID(rawValue: 0)
+        var first = ObjectKey(0)
+        var count = 0
+
+        /// Adds row `key` of `table` if it continues the waiting keys (or none wait); otherwise returns false,
+        /// adding nothing.
+        mutating func add(_ table: TableID, _ key: ObjectKey) -> Bool {
+            if count == 0 {
+                self.table = table
+                first = key
+            } else if table != self.table || key.rawValue != first.rawValue &+ Int64(count) {
+                return false
+            }
+            count &+= 1
+            return true
+        }
+    }
+
+    /// Inserts appended to the record but not applied to the trees yet (see ``deferredInserts``): rows of
+    /// `table` with new keys, ascending, in the order written, and (when the table has a primary key) their
+    /// primary keys, strictly ascending, all integers or none, the first above every key of the table's
+    /// primary index (so none of them is taken).
+    struct DeferredInserts {
+        var table = TableID(rawValue: 0)
+        var rows: [(key: ObjectKey, value: RowLocation)] = []
+        /// The primary keys of `rows`, when they are integers (kept apart: an `IndexKey` holding a string
+        /// is copied and destroyed with reference counting).
+        var integerKeys: [Int64] = []
+        /// The primary keys of `rows`, when they are not integers.
+        var otherKeys: [IndexKey] = []
+
+        /// Whether a row of `table` with primary key `key` may join the waiting rows: `key` is above the
+        /// last waiting one, in the same tree of the primary index; or, when none wait, above every key of
+        /// its tree in `state`.
+        func follows(_ key: IndexKey, in table: TableID, _ state: DatabaseState) -> Bool {
+            if rows.isEmpty { return state.tables.primaryKey(key, isAboveThoseOf: table) }
+            if case .int(let value) = key { return integerKeys.last.map { $0 < value } ?? false }
+            return otherKeys.last.map { $0 < key } ?? false
+        }
+
+        mutating func add(_ table: TableID, _ key: ObjectKey, at location: RowLocation, primaryKey: IndexKey?) {
+            self.table = table
+            rows.append((key, location))
+            if case .int(let value) = primaryKey {
+                integerKeys.append(value)
+            } else if let primaryKey {
+                otherKeys.append(primaryKey)
+            }
+        }
+
+        /// Empties it, keeping the arrays' storage for the next inserts.
+        mutating func removeAll() {
+            rows.removeAll(keepingCapacity: true)
+            integerKeys.removeAll(keepingCapacity: true)
+            otherKeys.removeAll(keepingCapacity: true)
         }
     }
 
@@ -694,7 +826,7 @@ package final class WriteTransaction: ReadableStore {
     /// appended at `location` without being applied (see ``deferred``). Applies the waiting updates first
     /// if they are another table's, and all of them once a chunk is waiting.
     func deferUpdate(_ tableID: TableID, _ key: ObjectKey, at location: RowLocation, changed: ColumnSet) {
-        if deferredDeletes != nil { applyDeferred() }
+        if deferredDeletes != nil || !deferredInserts.rows.isEmpty { applyDeferred() }
         var waiting = deferred.add(tableID, key, at: location, changed: changed)
         if waiting == nil {
             applyDeferred()
@@ -715,7 +847,7 @@ package final class WriteTransaction: ReadableStore {
     private func deferDelete(
         _ tableID: TableID, _ key: ObjectKey, knownLocation: RowLocation?
     ) throws(StorageError) -> Bool? {
-        if !deferred.rows.isEmpty { applyDeferred() }
+        if !deferred.rows.isEmpty || !deferredInserts.rows.isEmpty { applyDeferred() }
         if let waiting = deferredDeletes {
             guard waiting.table == tableID, let last = waiting.keys.last, last < key else { return nil }
         } else {
@@ -748,6 +880,16 @@ package final class WriteTransaction: ReadableStore {
     /// than once is at its last location. A failure (a row that cannot be decoded: a damaged file or
     /// record) becomes the transaction's, which can then only roll back.
     private func applyDeferred() {
+        if !deferredInserts.rows.isEmpty {
+            do throws(StorageError) {
+                try storedState.applyAppends(
+                    table: deferredInserts.table, deferredInserts.rows, integerKeys: deferredInserts.integerKeys,
+                    otherKeys: deferredInserts.otherKeys, token: token)
+            } catch {
+                if failure == nil { failure = error }
+            }
+            deferredInserts.removeAll()
+        }
         if let deletes = deferredDeletes {
             deferredDeletes = nil
             do throws(StorageError) { try storedState.applyDeletes(deletes, token: token) } catch {
@@ -802,6 +944,16 @@ package final class WriteTransaction: ReadableStore {
     ) throws(StorageError) -> RowLocation {
         let mark = buffer.count
         let (location, rowStart, length) = try appendUpsertOp(tableID, key, encode: encode)
+        try applyAppended(tableID, key, location, rowStart: rowStart, length: length, mark: mark, changed: changed)
+        return location
+    }
+
+    /// Applies the upsert just appended (its row at `rowStart` in the buffer, `length` bytes long), or
+    /// undoes the append (back to `mark`) if applying fails. See ``appendUpsert(_:_:changed:encode:)``.
+    private func applyAppended(
+        _ tableID: TableID, _ key: ObjectKey, _ location: RowLocation, rowStart: Int, length: Int, mark: Int,
+        changed: ColumnSet?
+    ) throws(StorageError) {
         defer { scratch.empty() }
         do throws(StorageError) {
             let newRow = try RowView(buffer.bytes(at: rowStart, count: length))
@@ -813,7 +965,6 @@ package final class WriteTransaction: ReadableStore {
             if error.code != .primaryKeyExists { failure = error }
             throw error
         }
-        return location
     }
 
     /// Appends an upsert of row `key` to the record, the row written by `encode` (which returns its length),

@@ -36,6 +36,36 @@ extension DatabaseState {
         if let failure { throw failure }
     }
 
+    /// Adds new rows, as ``applyUpsert`` of each would, in one pass per tree: `rows` are new keys of
+    /// table `tableID` (strictly ascending, at or past its next key). When the table has a primary key, each
+    /// row's is in `integerKeys` (all integers) or `otherKeys` (none), strictly ascending and above every key
+    /// of their tree of the primary index (``PrimaryIndex/isAboveItsTree(_:)``), so none is taken. The table
+    /// has no secondary index and no link column. What a write transaction's inserts in key order become
+    /// (see `WriteTransaction.deferredInserts`).
+    package mutating func applyAppends(
+        table tableID: TableID, _ rows: [(key: ObjectKey, value: RowLocation)], integerKeys: [Int64],
+        otherKeys: [IndexKey], token: MutationToken
+    ) throws(StorageError) {
+        guard let last = rows.last else { return }
+        guard var table = tables.removeValue(forKey: tableID) else {
+            throw StorageError(.invalidObject, "There is no table \(tableID) in this version.")
+        }
+        // Checked as `upsert` checks: no path may trap below on a damaged key.
+        guard last.key.rawValue < Int64.max, rows[0].key.rawValue >= table.nextKey else {
+            tables.put(tableID, consume table)
+            throw StorageError(
+                .corrupted,
+                "'\(tableID)' was given object keys that are not new. The transaction cannot continue; roll it back.")
+        }
+        table.rows.append(sortedElements: rows, token: token)
+        table.primaryIndex.append(integerKeys: integerKeys, otherKeys: otherKeys, of: rows, token: token)
+        var bytes: UInt64 = 0
+        for row in rows { bytes &+= UInt64(row.value.length) &+ Self.rowOverhead }
+        liveBytes += bytes
+        table.nextKey = last.key.rawValue + 1
+        tables.put(tableID, consume table)
+    }
+
     /// The body of ``applyUpsert``, on a table taken out of the store (so that its trees are uniquely owned).
     private mutating func upsert(
         into table: inout TableState, _ tableID: TableID, _ key: ObjectKey, _ location: RowLocation,

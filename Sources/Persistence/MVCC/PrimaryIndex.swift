@@ -74,6 +74,38 @@ package struct PrimaryIndex: Sendable {
         }
     }
 
+    /// Whether `key` is above every key of its tree (integers or the others): then a run of such keys,
+    /// ascending, can be added by ``append(_:token:)``. Never true of a key the index holds.
+    ///
+    /// - Complexity: O(log n).
+    package func isAboveItsTree(_ key: IndexKey) -> Bool {
+        if case .int(let value) = key { return integers.last.map { $0.key < value } ?? true }
+        return others.last.map { $0.key < key } ?? true
+    }
+
+    /// Adds the entries of `rows` (each row's object and location) under `integerKeys` or, if that is
+    /// empty, `otherKeys` (the other is empty; the one used has one key per row), strictly ascending and each
+    /// above every key of its tree (see ``isAboveItsTree(_:)``), at the tree's right edge in one pass (see
+    /// ``PersistentBTree/append(sortedElements:token:)``).
+    package mutating func append(
+        integerKeys: [Int64], otherKeys: [IndexKey], of rows: [(key: ObjectKey, value: RowLocation)],
+        token: MutationToken
+    ) {
+        if !integerKeys.isEmpty {
+            precondition(integerKeys.count == rows.count && otherKeys.isEmpty, "one primary key per row")
+            integers.append(
+                sortedElements: zip(integerKeys, rows).lazy.map { key, row -> (key: Int64, value: PrimaryKeyEntry) in
+                    (key, PrimaryKeyEntry(object: row.key, location: row.value))
+                }, token: token)
+        } else if !otherKeys.isEmpty {
+            precondition(otherKeys.count == rows.count, "one primary key per row")
+            others.append(
+                sortedElements: zip(otherKeys, rows).lazy.map { key, row -> (key: IndexKey, value: PrimaryKeyEntry) in
+                    (key, PrimaryKeyEntry(object: row.key, location: row.value))
+                }, token: token)
+        }
+    }
+
     /// Removes the entry for `key`; returns it, or nil if there was none.
     @discardableResult
     package mutating func removeValue(forKey key: IndexKey, token: MutationToken) -> PrimaryKeyEntry? {

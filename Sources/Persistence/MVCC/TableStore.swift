@@ -50,6 +50,17 @@ package struct TableStore: Sendable {
         return slots.withUnsafeBufferPointer { $0[i]?.primaryIndex.value(forKey: key) }
     }
 
+    /// Whether primary key `key` is above every key of its tree in table `id`'s primary index (see
+    /// ``PrimaryIndex/isAboveItsTree(_:)``); false if there is no such table. In place, as
+    /// ``rowLocation(_:_:)``.
+    ///
+    /// - Complexity: O(log n).
+    package func primaryKey(_ key: IndexKey, isAboveThoseOf id: TableID) -> Bool {
+        let i = Int(id.rawValue)
+        guard i < slots.count else { return false }
+        return slots.withUnsafeBufferPointer { $0[i]?.primaryIndex.isAboveItsTree(key) ?? false }
+    }
+
     /// The number of rows of table `id` (0 if there is no such table); in place, as ``rowLocation(_:_:)``.
     ///
     /// - Complexity: O(1); no reference counting.

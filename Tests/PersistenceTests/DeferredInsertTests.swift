@@ -1,0 +1,194 @@
+import ActorStoreTestSupport
+import Foundation
+import Testing
+
+@testable import ActorStorePersistence
+
+/// Inserts into a table without secondary indexes or links, in key order and with ascending primary keys,
+/// wait in the transaction and reach the trees a chunk at a time, at each tree's right edge
+/// (`WriteTransaction.deferredInserts`). Checked against a plain-Swift model at every read, with the
+/// inserts that cannot wait (a primary key below the largest, a taken one, a table with an index) mixed in,
+/// and after reopening.
+@Suite("Deferred inserts")
+struct DeferredInsertTests {
+    private static let ints = TableSchema(
+        "Ints",
+        columns: [
+            ColumnSchema("id", ColumnType(.int64), primaryKey: true),
+            ColumnSchema("v", ColumnType(.string)),
+        ])
+    private static let strings = TableSchema(
+        "Strings",
+        columns: [
+            ColumnSchema("s", ColumnType(.string, optional: true), primaryKey: true),
+            ColumnSchema("n", ColumnType(.int64)),
+        ])
+    private static let plain = TableSchema(
+        "Plain", columns: [ColumnSchema("x", ColumnType(.int64)), ColumnSchema("y", ColumnType(.string))])
+    private static let indexed = TableSchema(
+        "Indexed",
+        columns: [
+            ColumnSchema("id", ColumnType(.int64), primaryKey: true),
+            ColumnSchema("tag", ColumnType(.int64), indexed: true),
+        ])
+
+    private typealias Model = [String: [ObjectKey: [Value]]]
+
+    /// The transaction agrees with `model`: every row, every primary-key lookup, the counts, and the
+    /// primary index's locations.
+    private static func check(_ store: some ReadableStore, _ model: Model, _ context: String) throws {
+        for (name, rows) in model {
+            let id = try #require(store.tableID(named: name))
+            #expect(store.count(id) == rows.count, "\(context): \(name) count")
+            #expect(try store.contents(name) == rows, "\(context): \(name) rows")
+            let schema = try #require(store.tableSchema(id))
+            if let pk = schema.primaryKeyColumn {
+                for (key, row) in rows { #expect(store.object(id, primaryKey: row[pk]) == key, "\(context): pk") }
+            }
+        }
+    }
+
+    @Test(
+        "Inserts that wait agree with a model at every read, report exact changes, and replay after reopening",
+        arguments: StorageKind.allCases)
+    func deferredInsertsAgreeWithAModel(_ kind: StorageKind) async throws {
+        try await kind.run {
+            var rng = SplitMix64(seed: testSeed("deferredInsertsAgreeWithAModel"))
+            let fs = MemoryFileSystem()
+            var engine = try await memoryEngine(fs, durability: .none)
+            let ids = try await engine.write { txn in
+                try txn.setSchema([Self.ints, Self.strings, Self.plain, Self.indexed])
+            }.0
+            let names = ["Ints", "Strings", "Plain", "Indexed"]
+            var committed: Model = Dictionary(uniqueKeysWithValues: names.map { ($0, [:]) })
+            var nextInt: Int64 = 1_000
+            var nextString = 1_000
+            for round in 0..<(TestDepth.long ? 40 : 12) {
+                let txn = try await engine.beginWrite()
+                var working = committed
+                var inserted: [String: Set<ObjectKey>] = [:]
+                // Some rounds insert more than a chunk in a row.
+                let operations = round % 4 == 0 ? WriteTransaction.insertChunk + 700 : 400
+                for step in 0..<operations {
+                    let table = Int(rng.next() % 10)
+                    let name = names[table < 6 ? 0 : table - 6]
+                    let id = ids[names.firstIndex(of: name)!]
+                    let roll = rng.next() % 100
+                    switch roll {
+                    case 0..<80:
+                        // An insert: in order mostly; a lower free key, a taken key, or a null key now and then.
+                        var row: [Value]
+                        switch name {
+                        case "Ints", "Indexed":
+                            var pk: Int64
+                            if roll < 74 {
+                                nextInt += Int64(rng.next() % 3) + 1
+                                pk = nextInt
+                            } else if roll < 77 {
+                                pk = Int64(rng.next() % 1_000)  // below every key inserted in order
+                            } else {
+                                if case .int(let taken) = working[name]!.values.randomElement(using: &rng)?[0] {
+                                    pk = taken
+                                } else {
+                                    pk = 0
+                                }
+                            }
+                            row = name == "Ints" ? [.int(pk), .string("v\(pk)")] : [.int(pk), .int(pk % 7)]
+                        case "Strings":
+                            var pk: Value
+                            if roll < 74 {
+                                nextString += Int(rng.next() % 3) + 1
+                                pk = .string("k\(nextString)")
+                            } else if roll < 76 {
+                                pk = .string("a\(rng.next() % 1_000)")  // sorts below "k…"
+                            } else if roll < 78 {
+                                pk = .null
+                            } else {
+                                pk = working[name]!.values.randomElement(using: &rng)?[0] ?? .string("k0")
+                            }
+                            row = [pk, .int(Int64(step))]
+                        default:
+                            row = [.int(Int64(step)), .string("p\(step)")]
+                        }
+                        let pkColumn: Int? = name == "Plain" ? nil : 0
+                        let taken = pkColumn.map { pk in working[name]!.values.contains { $0[pk] == row[pk] } } ?? false
+                        do {
+                            let key = try txn.insert(id, row)
+                            #expect(!taken, "a taken primary key was inserted")
+                            working[name]![key] = row
+                            inserted[name, default: []].insert(key)
+                        } catch let error as StorageError {
+                            #expect(taken && error.code == .primaryKeyExists, "\(error)")
+                        }
+                    case 80..<86:
+                        // A read between inserts (the waiting ones must show).
+                        if let (key, row) = working[name]!.randomElement(using: &rng) {
+                            #expect(try txn.values(id, key) == row)
+                        }
+                        #expect(txn.count(id) == working[name]!.count)
+                    case 86..<92:
+                        if let key = working[name]!.keys.randomElement(using: &rng), name != "Indexed" {
+                            let column = 1
+                            let value: Value =
+                                name == "Strings" ? .int(-1) : (name == "Ints" ? .string("u") : .string("w"))
+                            try txn.update(id, key, [(column, value)])
+                            working[name]![key]![column] = value
+                        }
+                    default:
+                        if let key = working[name]!.keys.randomElement(using: &rng) {
+                            try txn.delete(id, key)
+                            working[name]![key] = nil
+                            inserted[name]?.remove(key)
+                        }
+                    }
+                }
+                try Self.check(txn, working, "round \(round)")
+                #expect(primaryIndexLocationProblems(txn.state).isEmpty)
+                for (i, name) in names.enumerated() {
+                    let reported = Set(txn.changes.tables[ids[i]]?.inserted ?? KeyRangeSet())
+                    let wrong = reported.symmetricDifference(inserted[name, default: []]).sorted { $0 < $1 }
+                    #expect(
+                        wrong.isEmpty, "round \(round): \(name): inserted keys reported wrongly: \(wrong.prefix(10))")
+                }
+                if rng.next() % 4 == 0 {
+                    txn.rollback()
+                } else {
+                    try await txn.commit()
+                    committed = working
+                }
+                try Self.check(try engine.snapshot(), committed, "after round \(round)")
+            }
+            await engine.close()
+            engine = try await memoryEngine(fs, durability: .none)
+            try Self.check(try engine.snapshot(), committed, "reopened")
+            #expect(primaryIndexLocationProblems(try engine.snapshot().state).isEmpty)
+            await engine.close()
+        }
+    }
+
+    @Test("A taken primary key is refused while inserts wait, and nothing of the refused insert remains")
+    func takenKeyWhileInsertsWait() async throws {
+        let engine = try await memoryEngine(MemoryFileSystem(), durability: .none)
+        let id = try await engine.write { txn in try txn.createTable(Self.ints) }.0
+        let txn = try await engine.beginWrite()
+        for i in 0..<100 { try txn.insert(id, [.int(Int64(i)), .string("a")]) }
+        // Taken by a waiting insert: the check reads the trees, so the waiting ones are applied first.
+        #expect(throws: StorageError.self) { try txn.insert(id, [.int(50), .string("b")]) }
+        // The last waiting key itself.
+        #expect(throws: StorageError.self) { try txn.insert(id, [.int(99), .string("b")]) }
+        try txn.insert(id, [.int(100), .string("c")])
+        try txn.insert(id, [.int(-5), .string("d")])  // below the largest: inserted the usual way
+        try await txn.commit()
+        let snapshot = try engine.snapshot()
+        #expect(snapshot.count(id) == 102)
+        #expect(
+            try snapshot.values(id, try #require(snapshot.object(id, primaryKey: .int(50)))) == [
+                .int(50), .string("a"),
+            ])
+        #expect(
+            try snapshot.values(id, try #require(snapshot.object(id, primaryKey: .int(-5)))) == [
+                .int(-5), .string("d"),
+            ])
+        await engine.close()
+    }
+}
