@@ -16,6 +16,8 @@ final class TableBinding: Sendable {
     let defaultRow: [Value]
     /// How each stored property becomes its column's value, in ordinal order.
     let plans: [ColumnPlan]
+    /// Whether the plans write every column: an insert then need not start from ``defaultRow``.
+    let plansCoverEveryColumn: Bool
     /// Columns that link to embedded objects (their targets are owned and deleted with the row).
     let embeddedLinkColumns: [Int]
 
@@ -33,6 +35,7 @@ final class TableBinding: Sendable {
             guard let column = stored.columnIndex(named: property.name) else { return nil }
             return ColumnPlan(ordinal: property.ordinal, column: column, encode: property.accessor.encode)
         }
+        self.plansCoverEveryColumn = Set(plans.map(\.column)).count == stored.columns.count
         self.embeddedLinkColumns = info.storedProperties.compactMap { property in
             guard let target = property.kind.linkTarget, target is EmbeddedObject.Type else { return nil }
             return stored.columnIndex(named: property.name)

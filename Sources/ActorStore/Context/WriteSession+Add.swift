@@ -103,13 +103,16 @@ extension WriteSession {
             var row: [Value] = []
             swap(&row, &insertRow)
             defer { swap(&row, &insertRow) }
-            if row.count == binding.defaultRow.count {
-                for (i, value) in binding.defaultRow.enumerated() { row[i] = value }
-            } else {
+            if row.count != binding.defaultRow.count {
                 row = binding.defaultRow
-            }
+            } else if !binding.plansCoverEveryColumn {
+                for (i, value) in binding.defaultRow.enumerated() { row[i] = value }
+            }  // else the plans overwrite every value left from the last insert
             let encoder = _Encoder(session: self)
-            for plan in binding.plans { row[plan.column] = plan.encode(slots[plan.ordinal], encoder) }
+            // Through a buffer pointer: the slots are passed borrowed, not copied out of the array.
+            slots.withUnsafeBufferPointer { slots in
+                for plan in binding.plans { row[plan.column] = plan.encode(slots[plan.ordinal], encoder) }
+            }
             guard let key = upsert(binding, row, given: nil) else { return nil }
             object._managed = ManagedState(
                 context: context, table: binding, key: key, location: RowLocation(offset: 0, length: 0), stamp: 0)

@@ -20,7 +20,7 @@ final class ConstructionStack {
     /// The pushed initial values (unmanaged constructions).
     // `@exclusivity(unchecked)`: the stack is per thread and never accessed re-entrantly while mutated, so the
     // dynamic exclusivity checks (a measurable share of object construction) can never fire.
-    @exclusivity(unchecked) var values: ContiguousArray<any _Persistable> = []
+    @exclusivity(unchecked) var values = PushedValues()
     /// The number of pushed positions. Equal to `values.count` except during a managed construction, whose
     /// positions are counted but whose values are not kept (they would be dropped at once).
     @exclusivity(unchecked) var height = 0
@@ -69,5 +69,98 @@ final class ConstructionStack {
         if !managedConstruction { values.append(value) }
         height &+= 1
         return height &- 1
+    }
+}
+
+/// The values on a ``ConstructionStack``: a growable buffer from whose top an object's values move into its
+/// slots. An array's `removeLast` would destroy the values just copied out of it (releasing each string
+/// and box), and its `append` checks uniqueness and capacity through the standard library's generic
+/// paths: together a fifth of making an object.
+final class PushedValues {
+    private var base: UnsafeMutablePointer<any _Persistable>
+    private var capacity: Int
+    /// The number of values pushed and not taken.
+    private(set) var count = 0
+
+    init() {
+        capacity = 32
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    @inline(__always) func append<V: _Persistable>(_ value: V) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: value)
+        count &+= 1
+    }
+
+    private func grow() {
+        let larger = UnsafeMutablePointer<any _Persistable>.allocate(capacity: capacity * 2)
+        larger.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = larger
+        capacity *= 2
+    }
+
+    /// Removes the last `n` values (`n <= count`) and returns them in a new array of exactly their size, moved,
+    /// not copied.
+    ///
+    /// Up to 12 values by an array literal: the compiler allocates a literal's storage with its type's
+    /// metadata looked up once per program, where the standard library's generic allocation (any other
+    /// way to make an array of a size known only at run time) asks the runtime's metadata cache on every
+    /// call, a measurable share of making an object.
+    func takeLast(_ n: Int) -> ContiguousArray<any _Persistable> {
+        // What the array's bounds check used to stop: never move values that are not there.
+        precondition(n <= count, "the construction stack holds \(count) values, not \(n)")
+        count &-= n
+        let v = base + count
+        switch n {
+        case 0: return []
+        case 1: return [v.move()]
+        case 2: return [v.move(), (v + 1).move()]
+        case 3: return [v.move(), (v + 1).move(), (v + 2).move()]
+        case 4: return [v.move(), (v + 1).move(), (v + 2).move(), (v + 3).move()]
+        case 5: return [v.move(), (v + 1).move(), (v + 2).move(), (v + 3).move(), (v + 4).move()]
+        case 6: return [v.move(), (v + 1).move(), (v + 2).move(), (v + 3).move(), (v + 4).move(), (v + 5).move()]
+        case 7:
+            return [
+                v.move(), (v + 1).move(), (v + 2).move(), (v + 3).move(), (v + 4).move(), (v + 5).move(),
+                (v + 6).move(),
+            ]
+        case 8:
+            return [
+                v.move(), (v + 1).move(), (v + 2).move(), (v + 3).move(), (v + 4).move(), (v + 5).move(),
+                (v + 6).move(), (v + 7).move(),
+            ]
+        case 9:
+            return [
+                v.move(), (v + 1).move(), (v + 2).move(), (v + 3).move(), (v + 4).move(), (v + 5).move(),
+                (v + 6).move(), (v + 7).move(), (v + 8).move(),
+            ]
+        case 10:
+            return [
+                v.move(), (v + 1).move(), (v + 2).move(), (v + 3).move(), (v + 4).move(), (v + 5).move(),
+                (v + 6).move(), (v + 7).move(), (v + 8).move(), (v + 9).move(),
+            ]
+        case 11:
+            return [
+                v.move(), (v + 1).move(), (v + 2).move(), (v + 3).move(), (v + 4).move(), (v + 5).move(),
+                (v + 6).move(), (v + 7).move(), (v + 8).move(), (v + 9).move(), (v + 10).move(),
+            ]
+        case 12:
+            return [
+                v.move(), (v + 1).move(), (v + 2).move(), (v + 3).move(), (v + 4).move(), (v + 5).move(),
+                (v + 6).move(), (v + 7).move(), (v + 8).move(), (v + 9).move(), (v + 10).move(), (v + 11).move(),
+            ]
+        default:
+            return ContiguousArray(unsafeUninitializedCapacity: n) { slots, initialized in
+                slots.baseAddress!.moveInitialize(from: v, count: n)
+                initialized = n
+            }
+        }
     }
 }

@@ -54,41 +54,7 @@ open class ObjectBase: CustomStringConvertible {
         let base = stack.height - count
         defer { stack.height -= count }
         if stack.managedConstruction { return (base, []) }
-        let slots = stack.values.withUnsafeBufferPointer { values in
-            Self.copy(UnsafeBufferPointer(rebasing: values[base..<(base + count)]))
-        }
-        stack.values.removeLast(count)
-        return (base, slots)
-    }
-
-    /// `values` in a new array of exactly their size.
-    ///
-    /// Up to 12 values by an array literal: the compiler allocates a literal's storage with its type's
-    /// metadata looked up once per program, where the standard library's generic allocation (any other
-    /// way to make an array of a size known only at run time) asks the runtime's metadata cache on every
-    /// call, a measurable share of making an object.
-    private static func copy(_ values: UnsafeBufferPointer<any _Persistable>) -> ContiguousArray<any _Persistable> {
-        let v = values
-        switch v.count {
-        case 0: return []
-        case 1: return [v[0]]
-        case 2: return [v[0], v[1]]
-        case 3: return [v[0], v[1], v[2]]
-        case 4: return [v[0], v[1], v[2], v[3]]
-        case 5: return [v[0], v[1], v[2], v[3], v[4]]
-        case 6: return [v[0], v[1], v[2], v[3], v[4], v[5]]
-        case 7: return [v[0], v[1], v[2], v[3], v[4], v[5], v[6]]
-        case 8: return [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]]
-        case 9: return [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]]
-        case 10: return [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]]
-        case 11: return [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]]
-        case 12: return [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]]
-        default:
-            return ContiguousArray(unsafeUninitializedCapacity: v.count) { slots, initialized in
-                _ = slots.initialize(fromContentsOf: v)
-                initialized = v.count
-            }
-        }
+        return (base, stack.values.takeLast(count))
     }
 
     /// Creates an unmanaged object from a dictionary of property values (`["name": "Rex", "age": 3]`), an

@@ -177,7 +177,7 @@ enum ClassRegistry {
     private static func makeProbe(_ type: ObjectBase.Type) -> ObjectBase {
         let stack = ConstructionStack.current
         let saved = (stack.values, stack.height, stack.discovering, stack.managedConstruction)
-        stack.values = []
+        stack.values = PushedValues()
         stack.height = 0
         stack.discovering = ObjectIdentifier(type)
         stack.managedConstruction = false
