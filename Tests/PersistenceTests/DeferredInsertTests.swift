@@ -32,12 +32,50 @@ struct DeferredInsertTests {
             ColumnSchema("tag", ColumnType(.int64), indexed: true),
         ])
 
-    private typealias Model = [String: [ObjectKey: [Value]]]
+    /// One table's rows, with what the script picks from in O(1): a random key, whether a primary key is
+    /// taken.
+    private struct TableModel {
+        private(set) var rows: [ObjectKey: [Value]] = [:]
+        private var keys: [ObjectKey] = []
+        private var positions: [ObjectKey: Int] = [:]
+        private(set) var primaryKeys: Set<Value> = []
+        let primaryKeyColumn: Int?
+
+        init(primaryKeyColumn: Int?) { self.primaryKeyColumn = primaryKeyColumn }
+
+        mutating func insert(_ key: ObjectKey, _ row: [Value]) {
+            rows[key] = row
+            positions[key] = keys.count
+            keys.append(key)
+            if let column = primaryKeyColumn { primaryKeys.insert(row[column]) }
+        }
+
+        mutating func remove(_ key: ObjectKey) {
+            guard let row = rows.removeValue(forKey: key), let position = positions.removeValue(forKey: key) else {
+                return
+            }
+            let last = keys.removeLast()
+            if last != key {
+                keys[position] = last
+                positions[last] = position
+            }
+            if let column = primaryKeyColumn { primaryKeys.remove(row[column]) }
+        }
+
+        mutating func set(_ key: ObjectKey, _ column: Int, _ value: Value) { rows[key]?[column] = value }
+
+        func randomKey(_ rng: inout SplitMix64) -> ObjectKey? {
+            keys.isEmpty ? nil : keys[Int(rng.next() % UInt64(keys.count))]
+        }
+    }
+
+    private typealias Model = [String: TableModel]
 
     /// The transaction agrees with `model`: every row, every primary-key lookup, the counts, and the
     /// primary index's locations.
     private static func check(_ store: some ReadableStore, _ model: Model, _ context: String) throws {
-        for (name, rows) in model {
+        for (name, table) in model {
+            let rows = table.rows
             let id = try #require(store.tableID(named: name))
             #expect(store.count(id) == rows.count, "\(context): \(name) count")
             #expect(try store.contents(name) == rows, "\(context): \(name) rows")
@@ -60,7 +98,8 @@ struct DeferredInsertTests {
                 try txn.setSchema([Self.ints, Self.strings, Self.plain, Self.indexed])
             }.0
             let names = ["Ints", "Strings", "Plain", "Indexed"]
-            var committed: Model = Dictionary(uniqueKeysWithValues: names.map { ($0, [:]) })
+            var committed: Model = Dictionary(
+                uniqueKeysWithValues: names.map { ($0, TableModel(primaryKeyColumn: $0 == "Plain" ? nil : 0)) })
             var nextInt: Int64 = 1_000
             var nextString = 1_000
             for round in 0..<(TestDepth.long ? 40 : 12) {
@@ -69,11 +108,20 @@ struct DeferredInsertTests {
                 var inserted: [String: Set<ObjectKey>] = [:]
                 // Some rounds insert more than a chunk in a row.
                 let operations = round % 4 == 0 ? WriteTransaction.insertChunk + 700 : 400
+                // A streak: in-order inserts into one table, one after another (more than a chunk in the
+                // rounds that insert more than a chunk), so that runs long enough to be appended at the trees'
+                // right edge form; between streaks, operations of every kind on random tables.
+                var streak = (table: 0, remaining: round % 4 == 0 ? WriteTransaction.insertChunk + 300 : 0)
                 for step in 0..<operations {
-                    let table = Int(rng.next() % 10)
+                    if streak.remaining == 0 && rng.next() % 50 == 0 {
+                        streak = (Int(rng.next() % 3), Int(rng.next() % 300) + 8)
+                    }
+                    let inStreak = streak.remaining > 0
+                    if inStreak { streak.remaining -= 1 }
+                    let table = inStreak ? [0, 7, 8][streak.table] : Int(rng.next() % 10)
                     let name = names[table < 6 ? 0 : table - 6]
                     let id = ids[names.firstIndex(of: name)!]
-                    let roll = rng.next() % 100
+                    let roll = inStreak ? rng.next() % 74 : rng.next() % 100
                     switch roll {
                     case 0..<80:
                         // An insert: in order mostly; a lower free key, a taken key, or a null key now and then.
@@ -87,7 +135,9 @@ struct DeferredInsertTests {
                             } else if roll < 77 {
                                 pk = Int64(rng.next() % 1_000)  // below every key inserted in order
                             } else {
-                                if case .int(let taken) = working[name]!.values.randomElement(using: &rng)?[0] {
+                                if let key = working[name]!.randomKey(&rng),
+                                    case .int(let taken) = working[name]!.rows[key]![0]
+                                {
                                     pk = taken
                                 } else {
                                     pk = 0
@@ -98,46 +148,45 @@ struct DeferredInsertTests {
                             var pk: Value
                             if roll < 74 {
                                 nextString += Int(rng.next() % 3) + 1
-                                pk = .string("k\(nextString)")
+                                pk = .string("k\(100_000_000 + nextString)")  // same length: in order
                             } else if roll < 76 {
                                 pk = .string("a\(rng.next() % 1_000)")  // sorts below "k…"
                             } else if roll < 78 {
                                 pk = .null
                             } else {
-                                pk = working[name]!.values.randomElement(using: &rng)?[0] ?? .string("k0")
+                                pk = working[name]!.randomKey(&rng).map { working[name]!.rows[$0]![0] } ?? .string("k0")
                             }
                             row = [pk, .int(Int64(step))]
                         default:
                             row = [.int(Int64(step)), .string("p\(step)")]
                         }
-                        let pkColumn: Int? = name == "Plain" ? nil : 0
-                        let taken = pkColumn.map { pk in working[name]!.values.contains { $0[pk] == row[pk] } } ?? false
+                        let taken = name != "Plain" && working[name]!.primaryKeys.contains(row[0])
                         do {
                             let key = try txn.insert(id, row)
                             #expect(!taken, "a taken primary key was inserted")
-                            working[name]![key] = row
+                            working[name]!.insert(key, row)
                             inserted[name, default: []].insert(key)
                         } catch let error as StorageError {
                             #expect(taken && error.code == .primaryKeyExists, "\(error)")
                         }
                     case 80..<86:
                         // A read between inserts (the waiting ones must show).
-                        if let (key, row) = working[name]!.randomElement(using: &rng) {
-                            #expect(try txn.values(id, key) == row)
+                        if let key = working[name]!.randomKey(&rng) {
+                            #expect(try txn.values(id, key) == working[name]!.rows[key])
                         }
-                        #expect(txn.count(id) == working[name]!.count)
+                        #expect(txn.count(id) == working[name]!.rows.count)
                     case 86..<92:
-                        if let key = working[name]!.keys.randomElement(using: &rng), name != "Indexed" {
+                        if let key = working[name]!.randomKey(&rng), name != "Indexed" {
                             let column = 1
                             let value: Value =
                                 name == "Strings" ? .int(-1) : (name == "Ints" ? .string("u") : .string("w"))
                             try txn.update(id, key, [(column, value)])
-                            working[name]![key]![column] = value
+                            working[name]!.set(key, column, value)
                         }
                     default:
-                        if let key = working[name]!.keys.randomElement(using: &rng) {
+                        if let key = working[name]!.randomKey(&rng) {
                             try txn.delete(id, key)
-                            working[name]![key] = nil
+                            working[name]!.remove(key)
                             inserted[name]?.remove(key)
                         }
                     }
