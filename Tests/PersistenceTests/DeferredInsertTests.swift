@@ -240,4 +240,30 @@ struct DeferredInsertTests {
             ])
         await engine.close()
     }
+
+    /// Waiting inserts mixed with updates of old and waiting rows and deletes of both: the change set is
+    /// exact in inserted, modified and deleted keys (a row inserted and then changed is only inserted).
+    @Test func insertedModifiedAndDeletedAreExact() async throws {
+        let engine = try await memoryEngine(MemoryFileSystem(), durability: .none)
+        let id = try await engine.write { txn in try txn.createTable(Self.ints) }.0
+        let (before, gone) = try await engine.write { txn in
+            (try txn.insert(id, [.int(1), .string("a")]), try txn.insert(id, [.int(2), .string("a")]))
+        }.0
+        let txn = try await engine.beginWrite()
+        var keys: [ObjectKey] = []
+        for i in 10..<20 { keys.append(try txn.insert(id, [.int(Int64(i)), .string("x")])) }
+        try txn.update(id, before, [(1, .string("b"))])  // an existing row, while inserts wait
+        try txn.update(id, keys[3], [(1, .string("y"))])  // a waiting one
+        keys.append(try txn.insert(id, [.int(30), .string("z")]))
+        try txn.delete(id, keys[5])
+        try txn.delete(id, gone)
+        keys.append(try txn.insert(id, [.int(31), .string("z")]))
+        try txn.update(id, keys.last!, [(1, .string("w"))])
+        let changes = try #require(txn.changes.tables[id])
+        #expect(Set(changes.inserted) == Set(keys).subtracting([keys[5]]))
+        #expect(changes.modified == [before: ColumnSet([1])])
+        #expect(Set(changes.deleted) == [gone])
+        try await txn.commit()
+        await engine.close()
+    }
 }

@@ -350,10 +350,11 @@ final class RealmContext {
     /// A new managed instance of the class of `binding` for row `key`.
     func makeObject(_ binding: TableBinding, _ key: ObjectKey, location: RowLocation? = nil) -> ObjectBase {
         let object = ConstructionStack.withCurrent { stack in
-            let previous = stack.managedConstruction
+            let previous = (stack.managedConstruction, stack.managedBase)
             // Only when no unmanaged construction is half-way (its pushed values must stay aligned).
             stack.managedConstruction = stack.values.count == stack.height
-            defer { stack.managedConstruction = previous }
+            stack.managedBase = stack.height
+            defer { (stack.managedConstruction, stack.managedBase) = previous }
             return binding.info.type.init()
         }
         object._managed = ManagedState(

@@ -96,6 +96,17 @@ extension WriteSession {
             lastInsert = (type, context.bindings, found)
         }
         let info = binding.info
+        guard object._slots.count == info.slotCount else {
+            // An object made by a property initialiser of another model class while ActorStore made that one
+            // as a managed object: its values were never kept (see `ConstructionStack.managedConstruction`).
+            fail(
+                RealmError(
+                    .invalidObject,
+                    "This \(info.className) has no values of its own: it was made by a property initialiser of a "
+                        + "model class while ActorStore read an object of that class from the realm. Make it outside "
+                        + "the initialisers of model classes, or in init() after super.init()."))
+            return nil
+        }
         if !info.hasLinks {
             // No links: no cycles or nested adds to track.
             let slots = object._slots

@@ -25,7 +25,12 @@ final class ConstructionStack {
     /// positions are counted but whose values are not kept (they would be dropped at once).
     @exclusivity(unchecked) var height = 0
     /// Set while ActorStore creates an object that will become managed at once: its slots are dropped.
+    /// Cleared once an object whose values start at ``managedBase`` takes its slots (the managed object, or
+    /// one made in its first property initialiser), so that objects its `init` makes after that get their
+    /// values.
     var managedConstruction = false
+    /// The stack height when the managed construction began.
+    var managedBase = -1
     /// The class being discovered, whose first instance (the probe) takes the whole stack.
     var discovering: ObjectIdentifier?
     /// A one-entry cache of `ClassRegistry.info(for:).slotCount`, so constructing many objects of one

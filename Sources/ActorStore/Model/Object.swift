@@ -53,7 +53,11 @@ open class ObjectBase: CustomStringConvertible {
                 + "synchronous designated init (an `async` init may resume elsewhere). Use a convenience init.")
         let base = stack.height - count
         defer { stack.height -= count }
-        if stack.managedConstruction { return (base, []) }
+        if stack.managedConstruction {
+            // No values were kept for it. Objects made after it (in the managed object's init body) keep theirs.
+            if base == stack.managedBase { stack.managedConstruction = false }
+            return (base, [])
+        }
         return (base, stack.values.takeLast(count))
     }
 

@@ -325,19 +325,20 @@ package final class WriteTransaction: ReadableStore {
         try checkUsable()
         // No copy of the table state may stay alive across the mutation: the B+tree changes a node in place
         // only when nothing else refers to it, so a lingering copy would make every insert copy its paths.
-        let (row, key, types, dataSize) = try prepareInsert(tableID, values)
+        let cache = try tableCache(tableID)
+        let (row, key, dataSize) = try prepareInsert(cache, values)
         // The data length validation measured: the encoder does not add up the column sizes again.
         let encode = { (buffer: RecordBuffer) in
-            RowEncoder.encode(row, types: types, dataLength: dataSize, into: buffer)
+            RowEncoder.encode(row, types: cache.types, dataLength: dataSize, into: buffer)
         }
-        if let cache = tableCacheEntry, cache.table == tableID, cache.insertsMayWait,
+        if cache.insertsMayWait,
             try appendInsert(tableID, key, primaryKey: cache.primaryKeyColumn.map { row[$0] }, encode: encode)
         {
             // Waiting in `deferredInserts`.
         } else {
             try appendUpsert(tableID, key, changed: nil, encode: encode)
         }
-        tableCacheEntry?.nextKey = key.rawValue + 1
+        cache.nextKey = key.rawValue + 1
         if !pendingInserted.add(tableID, key) {
             recordPendingModified()
             _ = pendingInserted.add(tableID, key)
@@ -361,7 +362,12 @@ package final class WriteTransaction: ReadableStore {
         var indexKey: IndexKey? = nil
         if let primaryKey {
             // The validated row's value: the one the row is encoded from, so the one the index would read back.
-            guard let newKey = IndexKey(primaryKey), deferredInserts.follows(newKey, in: tableID, storedState) else {
+            // When none wait, above every key of its tree in the table (read in place: passing the state
+            // would copy it).
+            guard let newKey = IndexKey(primaryKey),
+                deferredInserts.rows.isEmpty
+                    ? storedState.tables.primaryKey(newKey, isAboveThoseOf: tableID) : deferredInserts.follows(newKey)
+            else {
                 // Applied in the order appended: the waiting ones first.
                 if !deferredInserts.rows.isEmpty { applyDeferred() }
                 return false
@@ -624,23 +630,19 @@ package final class WriteTransaction: ReadableStore {
 
     // MARK: Helpers
 
-    /// The validated row, new key, column types and row data length of an insert. The table state copy dies
-    /// when this returns.
-    private func prepareInsert(
-        _ tableID: TableID, _ values: [Value]
-    ) throws(StorageError) -> ([Value], ObjectKey, [ColumnType], Int) {
-        let cache = try tableCache(tableID)
+    /// The validated row, new key and row data length of an insert into the table of `cache`.
+    private func prepareInsert(_ cache: TableCache, _ values: [Value]) throws(StorageError) -> ([Value], ObjectKey, Int)
+    {
         // The next key after this one must be representable too (`insert` stores `key + 1`).
         guard cache.nextKey < Int64.max else {
             throw StorageError(
                 .limitExceeded,
-                "The '\(state.tables[tableID]?.schema.name ?? "\(tableID)")' table has used every object key "
-                    + "(keys are never reused, and the next would be \(cache.nextKey)); it cannot hold another object. "
-                    + "Copy its objects into a new table or store.")
+                "The '\(cache.name)' table has used every object key (keys are never reused, and the next would be "
+                    + "\(cache.nextKey)); it cannot hold another object. Copy its objects into a new table or store.")
         }
         let (row, dataSize) = try RowEncoder.validateRowMeasuring(values, columns: cache.columns)
         for column in cache.linkColumns { try checkLinks(row[column], cache.columns[column]) }
-        return (row, ObjectKey(cache.nextKey), cache.types, dataSize)
+        return (row, ObjectKey(cache.nextKey), dataSize)
     }
 
     /// The cached facts of table `tableID` (see ``tableCacheEntry``).
@@ -767,11 +769,9 @@ package final class WriteTransaction: ReadableStore {
         /// The primary keys of `rows`, when they are not integers.
         var otherKeys: [IndexKey] = []
 
-        /// Whether a row of `table` with primary key `key` may join the waiting rows: `key` is above the
-        /// last waiting one, in the same tree of the primary index; or, when none wait, above every key of
-        /// its tree in `state`.
-        func follows(_ key: IndexKey, in table: TableID, _ state: DatabaseState) -> Bool {
-            if rows.isEmpty { return state.tables.primaryKey(key, isAboveThoseOf: table) }
+        /// Whether a row with primary key `key` may join the waiting rows (some wait, of its table): `key` is
+        /// above the last waiting one, in the same tree of the primary index.
+        func follows(_ key: IndexKey) -> Bool {
             if case .int(let value) = key { return integerKeys.last.map { $0 < value } ?? false }
             return otherKeys.last.map { $0 < key } ?? false
         }
