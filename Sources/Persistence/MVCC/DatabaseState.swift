@@ -48,13 +48,6 @@ package enum IndexKey: Hashable, Comparable, Sendable {
     case uuid(UInt64, UInt64)
     case objectId(UInt64, UInt32)
 
-    /// Whether this is an `.int` key: the primary index keeps those in a tree of their own (see
-    /// ``PrimaryIndex``).
-    package var isInteger: Bool {
-        if case .int = self { return true }
-        return false
-    }
-
     package static func == (a: IndexKey, b: IndexKey) -> Bool {
         switch (a, b) {
         case (.null, .null): true

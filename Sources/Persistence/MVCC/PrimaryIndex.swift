@@ -75,7 +75,7 @@ package struct PrimaryIndex: Sendable {
     }
 
     /// Whether `key` is above every key of its tree (integers or the others): then a run of such keys,
-    /// ascending, can be added by ``append(_:token:)``. Never true of a key the index holds.
+    /// ascending, can be added by ``append(integerKeys:otherKeys:of:token:)``. Never true of a key the index holds.
     ///
     /// - Complexity: O(log n).
     package func isAboveItsTree(_ key: IndexKey) -> Bool {
