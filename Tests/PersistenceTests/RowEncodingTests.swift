@@ -129,6 +129,42 @@ struct RowEncodingTests {
         #expect(Array(buffer.bytes) == expected)
     }
 
+    @Test("A row written column by column (DirectRow) has the bytes of the same values encoded, on random rows")
+    func directRowMatchesValues() throws {
+        /// Writes its values through the typed writers where they apply, `write(_:)` otherwise.
+        struct ValuesRow: DirectRow {
+            let types: [ColumnType]
+            let values: [Value]
+            var dataLength: Int { RowEncoder.dataSize(values, types: types) }
+            func value(ofColumn column: Int) -> Value { values[column] }
+            func write(_ writer: inout RowColumnWriter) {
+                for (type, value) in zip(types, values) {
+                    switch (type.scalar, type.isOptional || type.collection != .single, value) {
+                    case (.bool, false, .bool(let b)): writer.writeBool(b)
+                    case (.int8, false, .int(let v)): writer.writeInteger(v, byteWidth: 1)
+                    case (.int16, false, .int(let v)): writer.writeInteger(v, byteWidth: 2)
+                    case (.int32, false, .int(let v)): writer.writeInteger(v, byteWidth: 4)
+                    case (.int64, false, .int(let v)): writer.writeInteger(v, byteWidth: 8)
+                    case (.double, false, .double(let v)): writer.writeDouble(v)
+                    case (.string, false, .string(let s)): writer.writeString(s)
+                    default: writer.write(value)
+                    }
+                }
+            }
+        }
+        var rng = SplitMix64(seed: testSeed("directRowMatchesValues"))
+        let buffer = RecordBuffer(capacity: 64)
+        for iteration in 0..<5_000 {
+            let (types, values) = try randomRow(&rng)
+            let start = buffer.count
+            let length = RowEncoder.encode(ValuesRow(types: types, values: values), into: buffer)
+            let bytes = encodeRow(values, types)
+            if length != bytes.count || Array(buffer.bytes(at: start, count: length)) != bytes {
+                Issue.record("iteration \(iteration) (\(types)): the direct row's bytes differ")
+            }
+        }
+    }
+
     @Test("Randomized round trip of random schemas")
     func randomizedRoundTrip() throws {
         var rng = SplitMix64(seed: testSeed("randomizedRoundTrip"))

@@ -20,6 +20,8 @@ final class TableBinding: Sendable {
     let plansCoverEveryColumn: Bool
     /// Columns that link to embedded objects (their targets are owned and deleted with the row).
     let embeddedLinkColumns: [Int]
+    /// How an insert writes a row straight from the object's slots, where it can; see ``DirectInsertPlan``.
+    let direct: DirectInsertPlan?
 
     init(info: ObjectSchemaInfo, tableID: TableID, stored: TableSchema) {
         self.info = info
@@ -40,6 +42,7 @@ final class TableBinding: Sendable {
             guard let target = property.kind.linkTarget, target is EmbeddedObject.Type else { return nil }
             return stored.columnIndex(named: property.name)
         }
+        self.direct = DirectInsertPlan(info: info, plans: plans, types: types)
     }
 }
 

@@ -110,6 +110,12 @@ extension WriteSession {
         if !info.hasLinks {
             // No links: no cycles or nested adds to track.
             let slots = object._slots
+            if let plan = binding.direct, policy == .error,
+                let inserted = slots.withUnsafeBufferPointer({ insertDirect(binding, plan, $0) })
+            {
+                guard let key = inserted else { return nil }
+                return becomeManaged(object, binding, key)
+            }
             // The row array of the last insert, refilled in place: no array made per object.
             var row: [Value] = []
             swap(&row, &insertRow)
@@ -125,11 +131,7 @@ extension WriteSession {
                 for plan in binding.plans { row[plan.column] = plan.encode(slots[plan.ordinal], encoder) }
             }
             guard let key = upsert(binding, row, given: nil) else { return nil }
-            object._managed = ManagedState(
-                context: context, table: binding, key: key, location: RowLocation(offset: 0, length: 0), stamp: 0)
-            object._slots = []
-            if info.isEmbedded { embeddedAdded.insert(ObjectIdentifier(object)) }
-            return key
+            return becomeManaged(object, binding, key)
         }
         let id = ObjectIdentifier(object)
         adding.insert(id)
@@ -149,10 +151,15 @@ extension WriteSession {
         }
         adding.remove(id)
         guard failure == nil, let key = upsert(binding, row, given: nil) else { return nil }
+        return becomeManaged(object, binding, key)
+    }
+
+    /// Makes `object`, just inserted as row `key`, managed; returns the key.
+    private func becomeManaged(_ object: ObjectBase, _ binding: TableBinding, _ key: ObjectKey) -> ObjectKey {
         object._managed = ManagedState(
             context: context, table: binding, key: key, location: RowLocation(offset: 0, length: 0), stamp: 0)
         object._slots = []
-        if info.isEmbedded { embeddedAdded.insert(ObjectIdentifier(object)) }
+        if binding.info.isEmbedded { embeddedAdded.insert(ObjectIdentifier(object)) }
         return key
     }
 
@@ -176,15 +183,7 @@ extension WriteSession {
                 do throws(StorageError) {
                     return try transaction.insert(binding.tableID, row)
                 } catch {
-                    guard error.code == .primaryKeyExists else {
-                        fail(RealmError(error))
-                        return nil
-                    }
-                    fail(
-                        RealmError(
-                            .primaryKeyExists,
-                            "A \(binding.info.className) with primary key \(row[column]) already exists: pass "
-                                + "update: .modified (or .all) to update it, or use another key."))
+                    insertFailed(binding, error) { row[column] }
                     return nil
                 }
             }
@@ -195,6 +194,16 @@ extension WriteSession {
             }
         }
         return run { () throws(StorageError) in try transaction.insert(binding.tableID, row) }
+    }
+
+    /// Records the failure of an insert into `binding`'s table; `primaryKey` gives the row's primary key.
+    func insertFailed(_ binding: TableBinding, _ error: StorageError, primaryKey: () -> Value) {
+        guard error.code == .primaryKeyExists else { return fail(RealmError(error)) }
+        fail(
+            RealmError(
+                .primaryKeyExists,
+                "A \(binding.info.className) with primary key \(primaryKey()) already exists: pass "
+                    + "update: .modified (or .all) to update it, or use another key."))
     }
 
     /// `update: .modified` / `.all` find the existing object by primary key: without one they are an error.

@@ -57,6 +57,12 @@ public protocol _Persistable {
     static func _rlmFromAnyBoxed(_ value: Any) -> (any _Persistable)?
     static func _rlmGet(_ object: ObjectBase, _ ordinal: Int) -> Self
     static func _rlmSet(_ object: ObjectBase, _ ordinal: Int, _ value: Self)
+    /// The bytes this value takes in the data of its row, for a type whose values an insert writes straight
+    /// into the row (see `DirectInsertPlan`).
+    func _rlmDirectLength() -> Int
+    /// Writes this value as the next column of a row, for a type whose values an insert writes straight into
+    /// the row (see `DirectInsertPlan`).
+    func _rlmWriteDirect(_ writer: inout _ColumnWriter)
 }
 
 extension _Persistable {

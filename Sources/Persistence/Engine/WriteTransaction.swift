@@ -328,11 +328,38 @@ package final class WriteTransaction: ReadableStore {
         let cache = try tableCache(tableID)
         let (row, key, dataSize) = try prepareInsert(cache, values)
         // The data length validation measured: the encoder does not add up the column sizes again.
-        let encode = { (buffer: RecordBuffer) in
+        try insert(tableID, cache, key, primaryKey: { row[$0] }) { buffer in
             RowEncoder.encode(row, types: cache.types, dataLength: dataSize, into: buffer)
         }
+        return key
+    }
+
+    /// Inserts a row that its owner writes straight into the record (see ``DirectRow``), as
+    /// ``insert(_:_:)`` inserts one given as values; returns its new key. Returns nil, changing nothing, when
+    /// the row was made for other columns than the table's (its ``DirectRow/types`` differ) or the table has
+    /// link columns (whose targets must be checked): insert its values then.
+    /// - Throws: `.limitExceeded` for a row over the size limits, `.primaryKeyExists`.
+    package func insert(_ tableID: TableID, direct row: some DirectRow) throws(StorageError) -> ObjectKey? {
+        try checkUsable()
+        let cache = try tableCache(tableID)
+        guard cache.linkColumns.isEmpty, cache.types == row.types else { return nil }
+        let key = try nextKey(cache)
+        try RowEncoder.checkRowSize(dataSize: row.dataLength, columnCount: cache.types.count)
+        try insert(tableID, cache, key, primaryKey: { row.value(ofColumn: $0) }) { buffer in
+            RowEncoder.encode(row, into: buffer)
+        }
+        return key
+    }
+
+    /// Appends the insert of row `key`, written by `encode`, into the table of `cache`, and records it: it
+    /// waits in ``deferredInserts`` where it may (`primaryKey` gives the value of a column, read for the
+    /// primary key), or is applied at once.
+    private func insert(
+        _ tableID: TableID, _ cache: TableCache, _ key: ObjectKey, primaryKey: (Int) -> Value,
+        encode: (RecordBuffer) -> Int
+    ) throws(StorageError) {
         if cache.insertsMayWait,
-            try appendInsert(tableID, key, primaryKey: cache.primaryKeyColumn.map { row[$0] }, encode: encode)
+            try appendInsert(tableID, key, primaryKey: cache.primaryKeyColumn.map(primaryKey), encode: encode)
         {
             // Waiting in `deferredInserts`.
         } else {
@@ -343,7 +370,6 @@ package final class WriteTransaction: ReadableStore {
             recordPendingModified()
             _ = pendingInserted.add(tableID, key)
         }
-        return key
     }
 
     /// Appends the insert of row `key` (a new key) of `tableID`, a table whose inserts may wait
@@ -633,6 +659,15 @@ package final class WriteTransaction: ReadableStore {
     /// The validated row, new key and row data length of an insert into the table of `cache`.
     private func prepareInsert(_ cache: TableCache, _ values: [Value]) throws(StorageError) -> ([Value], ObjectKey, Int)
     {
+        let key = try nextKey(cache)
+        let (row, dataSize) = try RowEncoder.validateRowMeasuring(values, columns: cache.columns)
+        for column in cache.linkColumns { try checkLinks(row[column], cache.columns[column]) }
+        return (row, key, dataSize)
+    }
+
+    /// The key of the next row inserted into the table of `cache`.
+    /// - Throws: `.limitExceeded` once the table has used every key.
+    private func nextKey(_ cache: TableCache) throws(StorageError) -> ObjectKey {
         // The next key after this one must be representable too (`insert` stores `key + 1`).
         guard cache.nextKey < Int64.max else {
             throw StorageError(
@@ -640,9 +675,7 @@ package final class WriteTransaction: ReadableStore {
                 "The '\(cache.name)' table has used every object key (keys are never reused, and the next would be "
                     + "\(cache.nextKey)); it cannot hold another object. Copy its objects into a new table or store.")
         }
-        let (row, dataSize) = try RowEncoder.validateRowMeasuring(values, columns: cache.columns)
-        for column in cache.linkColumns { try checkLinks(row[column], cache.columns[column]) }
-        return (row, ObjectKey(cache.nextKey), dataSize)
+        return ObjectKey(cache.nextKey)
     }
 
     /// The cached facts of table `tableID` (see ``tableCacheEntry``).

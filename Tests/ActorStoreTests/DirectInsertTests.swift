@@ -1,0 +1,181 @@
+import ActorStore
+import ActorStoreTestSupport
+import Foundation
+import Testing
+
+// `realm.add(_:)` writes an object of a table without links straight from its property values into the row
+// (no value array, no per-value check). These tests hold it to what the value path (`add(_:update:)`, which
+// looks the primary key up and encodes a row of values) stores for the same objects, and to its errors. The
+// bytes of such rows are compared with those of encoded values in `RowEncodingTests.directRowMatchesValues`.
+
+enum DITLevel: Int8, PersistableEnum {
+    case low = -128, mid = 0, high = 127
+}
+
+/// Every kind of single value, optionals, enums, an integer primary key and no index: its inserts wait.
+final class DITRow: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var note: String?
+    @Persisted var flag = false
+    @Persisted var small: Int8 = 0
+    @Persisted var medium: Int16 = 0
+    @Persisted var wide: Int32 = 0
+    @Persisted var count: Int?
+    @Persisted var ratio: Float = 0
+    @Persisted var score = 0.0
+    @Persisted var maybeScore: Double?
+    @Persisted var when = Date(timeIntervalSince1970: 0)
+    @Persisted var blob = Data()
+    @Persisted var maybeBlob: Data?
+    @Persisted var uuid = UUID()
+    @Persisted var objectId = ObjectId.generate()
+    @Persisted var decimal = Decimal128(0)
+    @Persisted var taste = Taste.sweet
+    @Persisted var level = DITLevel.mid
+    @Persisted var maybeTaste: Taste?
+
+    /// Every property, as text that differs whenever a value differs.
+    var signature: String {
+        let fields: [String] = [
+            "\(id)", name.debugDescription, note.debugDescription, "\(flag)", "\(small)", "\(medium)", "\(wide)",
+            "\(count.map(String.init) ?? "nil")", "\(ratio.bitPattern)", "\(score.bitPattern)",
+            "\(maybeScore.map { "\($0.bitPattern)" } ?? "nil")", "\(when.timeIntervalSinceReferenceDate.bitPattern)",
+            blob.base64EncodedString(), maybeBlob?.base64EncodedString() ?? "nil", uuid.uuidString,
+            objectId.stringValue, "\(decimal)", taste.rawValue, "\(level.rawValue)", maybeTaste?.rawValue ?? "nil",
+        ]
+        return fields.joined(separator: "|")
+    }
+
+    /// The same random objects on every call, `range` of them: ids 0, 3, 6... for the first 500 (in key order:
+    /// their inserts wait and reach the trees at their right edge), then -1, -2... below them.
+    static func samples(_ range: Range<Int>) -> [DITRow] {
+        var random = SplitMix64(seed: 0xD1_7EC7)
+        let all = (0..<range.upperBound).map { i in DITRow.random(i < 500 ? i * 3 : 499 - i, &random) }
+        return Array(all[range])
+    }
+
+    /// Random values, edge values among them.
+    static func random(_ id: Int, _ random: inout SplitMix64) -> DITRow {
+        let row = DITRow()
+        row.id = id
+        let strings = ["", "a", "é", "日本語のテキスト", "🎉🎉", String(repeating: "x", count: 300), "name-\(id)"]
+        row.name = strings[Int(random.next() % UInt64(strings.count))]
+        row.note = random.next() % 3 == 0 ? nil : strings[Int(random.next() % UInt64(strings.count))]
+        row.flag = random.next() % 2 == 0
+        row.small = Int8(truncatingIfNeeded: random.next())
+        row.medium = [Int16.min, Int16.max, 0, Int16(truncatingIfNeeded: random.next())][Int(random.next() % 4)]
+        row.wide = Int32(truncatingIfNeeded: random.next())
+        row.count =
+            random.next() % 2 == 0
+            ? nil
+            : [Int.min, Int.max, Int(truncatingIfNeeded: random.next())][
+                Int(random.next() % 3)]
+        row.ratio = Float(bitPattern: UInt32(truncatingIfNeeded: random.next()) & 0x7F7F_FFFF)
+        row.score =
+            [-0.0, .infinity, .leastNonzeroMagnitude, Double(Int64(truncatingIfNeeded: random.next())) / 7][
+                Int(random.next() % 4)]
+        row.maybeScore = random.next() % 2 == 0 ? nil : Double(random.next() % 1000) / 3
+        row.when = Date(timeIntervalSinceReferenceDate: Double(Int32(truncatingIfNeeded: random.next())))
+        row.blob = Data((0..<Int(random.next() % 70)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        row.maybeBlob = random.next() % 2 == 0 ? nil : Data(repeating: 7, count: Int(random.next() % 3))
+        row.uuid = UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) })
+        row.objectId = ObjectId(
+            String(format: "%016llx%08x", random.next(), UInt32(truncatingIfNeeded: random.next())))!
+        row.decimal = Decimal128(Int(truncatingIfNeeded: random.next() % 100_000))
+        row.taste = Taste.allCases[Int(random.next() % 3)]
+        row.level = DITLevel.allCases[Int(random.next() % 3)]
+        row.maybeTaste = random.next() % 2 == 0 ? nil : .bitter
+        return row
+    }
+}
+
+@Suite struct DirectInsertTests {
+    @Test func objectsAddedPlainlyAreStoredAsThoseAddedTheValueWay() async throws {
+        let expected = DITRow.samples(0..<600).sorted { $0.id < $1.id }.map(\.signature)
+        for update in [Realm.UpdatePolicy.error, .modified] {
+            let realm = try await Realm(configuration: testConfiguration([DITRow.self]))
+            for batch in [0..<500, 500..<600] {
+                // `.error` writes each row from its object's values; `.modified` looks the key up, then
+                // encodes a row of values.
+                try await realm.write { realm in
+                    for row in DITRow.samples(batch) { realm.add(row, update: update) }
+                }
+            }
+            let stored = await realm.read { $0.objects(DITRow.self).sorted(by: \.id).map(\.signature) }
+            #expect(stored == expected, "update: \(update)")
+        }
+    }
+
+    @Test func aTableWithAnIndexGetsEachDirectInsertInItsTrees() async throws {
+        let realm = try await Realm(configuration: testConfiguration([AllTypes.self]))
+        @Sendable func describe(_ object: AllTypes) -> String {
+            "\(object.int)/\(object.int8)/\(object.string)/\(object.optionalString ?? "nil")/\(object.indexedName)"
+        }
+        let (ids, expected) = try await realm.write { realm in
+            let all = (0..<100).map { i in
+                let object = AllTypes()
+                object.int = i
+                object.int8 = Int8(truncatingIfNeeded: i * 37)
+                object.string = "s\(i)"
+                object.indexedName = "n\(i % 7)"
+                object.optionalString = i % 2 == 0 ? nil : "o\(i)"
+                object.optionalTaste = i % 3 == 0 ? .sour : nil
+                return object
+            }
+            let expected = all.map(describe)
+            for object in all { realm.add(object) }
+            return (all.map(\.id), expected)
+        }
+        let (stored, n3) = await realm.read { realm in
+            (
+                ids.map { id in realm.object(ofType: AllTypes.self, forPrimaryKey: id).map(describe) ?? "missing" },
+                realm.objects(AllTypes.self).where { $0.indexedName == "n3" }.map(\.int).sorted()
+            )
+        }
+        #expect(stored == expected)
+        #expect(n3 == Array(stride(from: 3, to: 100, by: 7)))
+    }
+
+    @Test func aDuplicatePrimaryKeyIsRefusedNamingTheKey() async throws {
+        let realm = try await Realm(configuration: testConfiguration([DITRow.self]))
+        try await realm.write { realm in
+            let row = DITRow()
+            row.id = 41
+            realm.add(row)
+        }
+        let error = await #expect(throws: RealmError.self) {
+            try await realm.write { realm in
+                let row = DITRow()
+                row.id = 41
+                realm.add(row)
+            }
+        }
+        #expect(error?.code == .primaryKeyExists)
+        #expect(error?.message.contains("primary key 41") == true, "\(String(describing: error))")
+        #expect(await realm.read { $0.objects(DITRow.self).count } == 1)
+    }
+
+    @Test func anOversizedStringIsRefusedAndTheRealmStaysUsable() async throws {
+        let realm = try await Realm(configuration: testConfiguration([DITRow.self]))
+        await expectRealmError(.limitExceeded) {
+            try await realm.write { realm in
+                let ok = DITRow()
+                ok.id = 1
+                realm.add(ok)
+                let huge = DITRow()
+                huge.id = 2
+                huge.note = String(repeating: "y", count: 16 * 1024 * 1024 + 1)
+                realm.add(huge)
+            }
+        }
+        #expect(await realm.read { $0.objects(DITRow.self).count } == 0, "nothing of the failed write is kept")
+        try await realm.write { realm in
+            let row = DITRow()
+            row.id = 3
+            row.note = "fine"
+            realm.add(row)
+        }
+        #expect(await realm.read { $0.objects(DITRow.self).map(\.note) } == ["fine"])
+    }
+}
