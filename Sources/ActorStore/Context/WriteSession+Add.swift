@@ -109,13 +109,14 @@ extension WriteSession {
         }
         if !info.hasLinks {
             // No links: no cycles or nested adds to track.
-            let slots = object._slots
             if let plan = binding.direct, policy == .error,
-                let inserted = slots.withUnsafeBufferPointer({ insertDirect(binding, plan, $0) })
+                let inserted = object._slots.withUnsafeMutableBufferPointer({ insertDirect(context, binding, plan, $0) }
+                )
             {
                 guard let key = inserted else { return nil }
-                return becomeManaged(object, binding, key)
+                return becomeManaged(object, context, binding, key)
             }
+            let slots = object._slots
             // The row array of the last insert, refilled in place: no array made per object.
             var row: [Value] = []
             swap(&row, &insertRow)
@@ -131,7 +132,7 @@ extension WriteSession {
                 for plan in binding.plans { row[plan.column] = plan.encode(slots[plan.ordinal], encoder) }
             }
             guard let key = upsert(binding, row, given: nil) else { return nil }
-            return becomeManaged(object, binding, key)
+            return becomeManaged(object, context, binding, key)
         }
         let id = ObjectIdentifier(object)
         adding.insert(id)
@@ -151,11 +152,13 @@ extension WriteSession {
         }
         adding.remove(id)
         guard failure == nil, let key = upsert(binding, row, given: nil) else { return nil }
-        return becomeManaged(object, binding, key)
+        return becomeManaged(object, context, binding, key)
     }
 
-    /// Makes `object`, just inserted as row `key`, managed; returns the key.
-    private func becomeManaged(_ object: ObjectBase, _ binding: TableBinding, _ key: ObjectKey) -> ObjectKey {
+    /// Makes `object`, just inserted as row `key`, managed by `context` (this session's); returns the key.
+    private func becomeManaged(
+        _ object: ObjectBase, _ context: RealmContext, _ binding: TableBinding, _ key: ObjectKey
+    ) -> ObjectKey {
         object._managed = ManagedState(
             context: context, table: binding, key: key, location: RowLocation(offset: 0, length: 0), stamp: 0)
         object._slots = []

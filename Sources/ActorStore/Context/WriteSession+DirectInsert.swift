@@ -46,7 +46,7 @@ final class DirectInsertPlan: Sendable {
 
 /// An unmanaged object's row, written from its slots by the types of its properties.
 private struct SlotRow: DirectRow {
-    let slots: UnsafeBufferPointer<any _Persistable>
+    let slots: UnsafeMutableBufferPointer<any _Persistable>
     let plan: DirectInsertPlan
     let types: [ColumnType]
     let dataLength: Int
@@ -57,22 +57,32 @@ private struct SlotRow: DirectRow {
 
     func write(_ writer: inout RowColumnWriter) {
         var columns = _ColumnWriter(raw: writer)
-        for ordinal in plan.ordinals { slots[ordinal]._rlmWriteDirect(&columns) }
+        let slots = slots.baseAddress.unsafelyUnwrapped  // the binding checked the ordinals against the slots
+        for ordinal in plan.ordinals {
+            // Moved out and back: a method called on the slot in place copied the value first (the compiler
+            // cannot tell that writing the row leaves the slots alone).
+            let value = (slots + ordinal).move()
+            value._rlmWriteDirect(&columns)
+            (slots + ordinal).initialize(to: value)
+        }
         writer = columns.raw
     }
 }
 
 extension WriteSession {
-    /// Inserts the object whose property values are `slots` by `plan` (see ``DirectInsertPlan``). Returns its
+    /// Inserts the object whose property values are `slots` by `plan` (see ``DirectInsertPlan``); `context` is
+    /// the session's (read once by the caller: each read of the unowned reference retains it). Returns its
     /// key; `.some(nil)` if it failed (the failure recorded); nil, having changed nothing, if it must go the
     /// usual way: a string or data value over the size limit, or a table whose columns changed since it was
     /// bound.
     func insertDirect(
-        _ binding: TableBinding, _ plan: DirectInsertPlan, _ slots: UnsafeBufferPointer<any _Persistable>
+        _ context: RealmContext, _ binding: TableBinding, _ plan: DirectInsertPlan,
+        _ slots: UnsafeMutableBufferPointer<any _Persistable>
     ) -> ObjectKey?? {
         var length = plan.fixedLength
+        let values = slots.baseAddress.unsafelyUnwrapped  // the binding checked the ordinals against the slots
         for ordinal in plan.measured {
-            let measured = slots[ordinal]._rlmDirectLength()
+            let measured = values[ordinal]._rlmDirectLength()
             guard measured <= RowFormat.maxStringBytes else { return nil }
             length += measured
         }
