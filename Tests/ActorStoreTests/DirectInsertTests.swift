@@ -1,7 +1,9 @@
-import ActorStore
 import ActorStoreTestSupport
 import Foundation
 import Testing
+
+@testable import ActorStore
+@testable import ActorStorePersistence
 
 // `realm.add(_:)` writes an object of a table without links straight from its property values into the row
 // (no value array, no per-value check). These tests hold it to what the value path (`add(_:update:)`, which
@@ -90,7 +92,85 @@ final class DITRow: Object {
     }
 }
 
+/// The same class before and after a migration that adds properties: V2 declares them first, and `b` before
+/// `a`, while the file keeps its columns in V1's order and adds the new ones at the end.
+enum DITOrderV1 {
+    final class DITSwap: Object {
+        @Persisted(primaryKey: true) var id = 0
+        @Persisted var a = ""
+        @Persisted var b = ""
+        @Persisted var n = 0
+    }
+}
+
+enum DITOrderV2 {
+    final class DITSwap: Object {
+        @Persisted var added = ""
+        @Persisted(primaryKey: true) var id = 0
+        @Persisted var b = ""
+        @Persisted var m = 0
+        @Persisted var a = ""
+        @Persisted var n = 0
+    }
+}
+
+/// Models whose tables cannot be written straight from their values: a list, a mixed value.
+final class DITWithList: Object {
+    @Persisted var name = ""
+    @Persisted var tags: List<String>
+}
+
+final class DITMixed: Object {
+    @Persisted var name = ""
+    @Persisted var value: AnyRealmValue
+}
+
 @Suite struct DirectInsertTests {
+    @Test func aPlanIsMadeForTablesOfSingleValuesOnly() {
+        func plan(_ type: ObjectBase.Type) -> DirectInsertPlan? {
+            let info = ClassRegistry.info(for: type)
+            return TableBinding(info: info, tableID: TableID(1), stored: info.tableSchema).direct
+        }
+        let row = plan(DITRow.self)
+        #expect(row?.ordinals == Array(0..<20), "a fresh table's columns are the properties in order")
+        // Measured: name, note, count, maybeScore, blob, maybeBlob, taste (a String enum), maybeTaste.
+        #expect(row?.measured == [1, 2, 7, 10, 12, 13, 17, 19])
+        // Not moved out of their slots: the enums, whose rawValue getters are the app's code.
+        #expect(row.map { plan in plan.movable.indices.filter { !plan.movable[$0] } } == [17, 18, 19])
+        #expect(plan(AllTypes.self) != nil)
+        #expect(plan(DITWithList.self) == nil, "a list")
+        #expect(plan(Dog.self) == nil, "a link")
+        #expect(plan(DITMixed.self) == nil, "a mixed value")
+    }
+
+    @Test func objectsAddedAfterAMigrationGoToTheirColumns() async throws {
+        let url = temporaryRealmURL()
+        do {
+            let realm = try await Realm(
+                configuration: migrationConfiguration(url, [DITOrderV1.DITSwap.self], version: 1))
+            try await realm.write { realm in
+                let old = DITOrderV1.DITSwap()
+                (old.id, old.a, old.b, old.n) = (1, "a1", "b1", 10)
+                realm.add(old)
+            }
+        }
+        let realm = try await Realm(configuration: migrationConfiguration(url, [DITOrderV2.DITSwap.self], version: 2))
+        try await realm.write { realm in
+            for i in 2...5 {
+                let new = DITOrderV2.DITSwap()
+                (new.id, new.a, new.b, new.n, new.m, new.added) = (i, "a\(i)", "b\(i)", 10 * i, -i, "x\(i)")
+                realm.add(new)
+            }
+        }
+        let stored = await realm.read { realm in
+            realm.objects(DITOrderV2.DITSwap.self).sorted(by: \.id).map {
+                "\($0.id) \($0.a) \($0.b) \($0.n) \($0.m) \($0.added)"
+            }
+        }
+        #expect(
+            stored == ["1 a1 b1 10 0 ", "2 a2 b2 20 -2 x2", "3 a3 b3 30 -3 x3", "4 a4 b4 40 -4 x4", "5 a5 b5 50 -5 x5"])
+    }
+
     @Test func objectsAddedPlainlyAreStoredAsThoseAddedTheValueWay() async throws {
         let expected = DITRow.samples(0..<600).sorted { $0.id < $1.id }.map(\.signature)
         for update in [Realm.UpdatePolicy.error, .modified] {

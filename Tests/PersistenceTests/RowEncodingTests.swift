@@ -141,10 +141,9 @@ struct RowEncodingTests {
                 for (type, value) in zip(types, values) {
                     switch (type.scalar, type.isOptional || type.collection != .single, value) {
                     case (.bool, false, .bool(let b)): writer.writeBool(b)
-                    case (.int8, false, .int(let v)): writer.writeInteger(v, byteWidth: 1)
-                    case (.int16, false, .int(let v)): writer.writeInteger(v, byteWidth: 2)
-                    case (.int32, false, .int(let v)): writer.writeInteger(v, byteWidth: 4)
-                    case (.int64, false, .int(let v)): writer.writeInteger(v, byteWidth: 8)
+                    case (.int8, false, .int(let v)), (.int16, false, .int(let v)), (.int32, false, .int(let v)),
+                        (.int64, false, .int(let v)):
+                        writer.writeInteger(v)
                     case (.double, false, .double(let v)): writer.writeDouble(v)
                     case (.string, false, .string(let s)): writer.writeString(s)
                     default: writer.write(value)

@@ -109,12 +109,12 @@ extension WriteSession {
         }
         if !info.hasLinks {
             // No links: no cycles or nested adds to track.
-            if let plan = binding.direct, policy == .error,
-                let inserted = object._slots.withUnsafeMutableBufferPointer({ insertDirect(context, binding, plan, $0) }
-                )
-            {
-                guard let key = inserted else { return nil }
-                return becomeManaged(object, context, binding, key)
+            if let plan = binding.direct, policy == .error {
+                switch object._slots.withUnsafeMutableBufferPointer({ insertDirect(context, binding, plan, $0) }) {
+                case .inserted(let key): return becomeManaged(object, context, binding, key)
+                case .failed: return nil
+                case .declined: break
+                }
             }
             let slots = object._slots
             // The row array of the last insert, refilled in place: no array made per object.

@@ -1,4 +1,5 @@
 import ActorStorePersistence
+import Foundation
 
 /// How an insert writes an object's row straight from its property slots into the record (see
 /// `DirectRow`), without a `[Value]` row or checking each value against its column.
@@ -15,6 +16,10 @@ final class DirectInsertPlan: Sendable {
     let measured: [Int]
     /// The data length of the other columns, the same for every row.
     let fixedLength: Int
+    /// By column: whether the property's type is one of ActorStore's own (a number, string, date...), whose
+    /// write runs no code of the app's (as a `PersistableEnum`'s `rawValue` getter may), so that the value
+    /// can be moved out of its slot while it writes itself, and back.
+    let movable: [Bool]
 
     /// The plan for `info`'s table with these columns, or nil if a column cannot be written directly.
     init?(info: ObjectSchemaInfo, plans: [ColumnPlan], types: [ColumnType]) {
@@ -26,6 +31,7 @@ final class DirectInsertPlan: Sendable {
         }
         var measured: [Int] = []
         var fixedLength = 0
+        var movable: [Bool] = []
         for (column, ordinal) in ordinals.enumerated() {
             guard ordinal >= 0 else { return nil }  // a column no property writes (retired by a migration)
             let kind = info.properties[ordinal].kind
@@ -37,11 +43,35 @@ final class DirectInsertPlan: Sendable {
             } else {
                 measured.append(ordinal)
             }
+            movable.append(libraryValueTypes.contains(ObjectIdentifier(kind.swiftType)))
         }
         self.ordinals = ordinals
         self.measured = measured
         self.fixedLength = fixedLength
+        self.movable = movable
     }
+}
+
+/// ActorStore's own single-value property types and their optionals (see ``DirectInsertPlan/movable``).
+private let libraryValueTypes: Set<ObjectIdentifier> = {
+    func withOptional<T>(_: T.Type) -> [ObjectIdentifier] { [ObjectIdentifier(T.self), ObjectIdentifier(T?.self)] }
+    return Set(
+        [
+            withOptional(Bool.self), withOptional(Int.self), withOptional(Int8.self), withOptional(Int16.self),
+            withOptional(Int32.self), withOptional(Int64.self), withOptional(Float.self), withOptional(Double.self),
+            withOptional(String.self), withOptional(Data.self), withOptional(Date.self), withOptional(UUID.self),
+            withOptional(ObjectId.self), withOptional(Decimal128.self),
+        ].joined())
+}()
+
+/// What ``WriteSession/insertDirect(_:_:_:_:)`` did.
+enum DirectInsert {
+    /// The row was inserted with this key.
+    case inserted(ObjectKey)
+    /// The insert failed; the failure is recorded in the session.
+    case failed
+    /// Nothing was done: the object must be inserted the usual way.
+    case declined
 }
 
 /// An unmanaged object's row, written from its slots by the types of its properties.
@@ -57,13 +87,19 @@ private struct SlotRow: DirectRow {
 
     func write(_ writer: inout RowColumnWriter) {
         var columns = _ColumnWriter(raw: writer)
-        let slots = slots.baseAddress.unsafelyUnwrapped  // the binding checked the ordinals against the slots
-        for ordinal in plan.ordinals {
-            // Moved out and back: a method called on the slot in place copied the value first (the compiler
-            // cannot tell that writing the row leaves the slots alone).
-            let value = (slots + ordinal).move()
-            value._rlmWriteDirect(&columns)
-            (slots + ordinal).initialize(to: value)
+        // The slots' count is the class's (checked by the caller), and the plan's ordinals are the class's.
+        let slots = slots.baseAddress.unsafelyUnwrapped
+        for column in plan.ordinals.indices {
+            let slot = slots + plan.ordinals[column]
+            if plan.movable[column] {
+                // Moved out and back: a method called on the slot in place copies the value first (the
+                // compiler cannot tell that writing the row leaves the slots alone).
+                let value = slot.move()
+                value._rlmWriteDirect(&columns)
+                slot.initialize(to: value)
+            } else {
+                slot.pointee._rlmWriteDirect(&columns)
+            }
         }
         writer = columns.raw
     }
@@ -71,31 +107,31 @@ private struct SlotRow: DirectRow {
 
 extension WriteSession {
     /// Inserts the object whose property values are `slots` by `plan` (see ``DirectInsertPlan``); `context` is
-    /// the session's (read once by the caller: each read of the unowned reference retains it). Returns its
-    /// key; `.some(nil)` if it failed (the failure recorded); nil, having changed nothing, if it must go the
-    /// usual way: a string or data value over the size limit, or a table whose columns changed since it was
-    /// bound.
+    /// the session's (read once by the caller: each read of the unowned reference retains it). Declines,
+    /// changing nothing, for a string or data value over the size limit, or a table whose column types are no
+    /// longer the binding's: the usual way then reports or handles them.
     func insertDirect(
         _ context: RealmContext, _ binding: TableBinding, _ plan: DirectInsertPlan,
         _ slots: UnsafeMutableBufferPointer<any _Persistable>
-    ) -> ObjectKey?? {
+    ) -> DirectInsert {
         var length = plan.fixedLength
-        let values = slots.baseAddress.unsafelyUnwrapped  // the binding checked the ordinals against the slots
+        // The slots' count is the class's (checked by the caller), and the plan's ordinals are the class's.
+        let values = slots.baseAddress.unsafelyUnwrapped
         for ordinal in plan.measured {
             let measured = values[ordinal]._rlmDirectLength()
-            guard measured <= RowFormat.maxStringBytes else { return nil }
+            guard measured <= RowFormat.maxStringBytes else { return .declined }
             length += measured
         }
         let row = SlotRow(slots: slots, plan: plan, types: binding.types, dataLength: length)
         defer { context.invalidateLocations() }
         do throws(StorageError) {
-            guard let key = try transaction.insert(binding.tableID, direct: row) else { return nil }
-            return .some(key)
+            guard let key = try transaction.insert(binding.tableID, direct: row) else { return .declined }
+            return .inserted(key)
         } catch {
             insertFailed(binding, error) {
                 binding.info.primaryKey.map { row.value(ofColumn: binding.columns[$0.ordinal]) } ?? .null
             }
-            return .some(nil)
+            return .failed
         }
     }
 }

@@ -20,22 +20,18 @@ extension _Persistable {
     }
 }
 
-// The types of most properties write themselves without a `Value` in between.
+// The types of most properties write themselves without a `Value` in between. (Fixed-width values are never
+// measured: their length is the plan's.)
 
 extension _PersistableInteger {
-    public func _rlmDirectLength() -> Int { Self.bitWidth / 8 }
-    public func _rlmWriteDirect(_ writer: inout _ColumnWriter) {
-        writer.raw.writeInteger(Int64(self), byteWidth: Self.bitWidth / 8)
-    }
+    public func _rlmWriteDirect(_ writer: inout _ColumnWriter) { writer.raw.writeInteger(Int64(self)) }
 }
 
 extension Bool {
-    public func _rlmDirectLength() -> Int { 1 }
     public func _rlmWriteDirect(_ writer: inout _ColumnWriter) { writer.raw.writeBool(self) }
 }
 
 extension Double {
-    public func _rlmDirectLength() -> Int { 8 }
     public func _rlmWriteDirect(_ writer: inout _ColumnWriter) { writer.raw.writeDouble(self) }
 }
 

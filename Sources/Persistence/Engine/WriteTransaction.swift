@@ -338,7 +338,9 @@ package final class WriteTransaction: ReadableStore {
     /// ``insert(_:_:)`` inserts one given as values; returns its new key. Returns nil, changing nothing, when
     /// the row was made for other columns than the table's (its ``DirectRow/types`` differ) or the table has
     /// link columns (whose targets must be checked): insert its values then.
-    /// - Throws: `.limitExceeded` for a row over the size limits, `.primaryKeyExists`.
+    /// - Throws: `.limitExceeded` for a row over the size limits or a table that has used every key,
+    ///   `.primaryKeyExists`, `.invalidObject` for a table not in the schema, and the failure of an earlier
+    ///   operation of this transaction.
     package func insert(_ tableID: TableID, direct row: some DirectRow) throws(StorageError) -> ObjectKey? {
         try checkUsable()
         let cache = try tableCache(tableID)

@@ -50,18 +50,25 @@ package struct RowColumnWriter {
         endColumn()
     }
 
-    /// Writes the next column, a non-optional integer column of `byteWidth` bytes (1, 2, 4 or 8: `int8`,
-    /// `int16`, `int32` or `int64`), from a value that fits it.
-    @inline(__always) package mutating func writeInteger(_ value: Int64, byteWidth: Int) {
+    /// Writes the next column, a non-optional `int8`, `int16`, `int32` or `int64`, from a value in its range.
+    @inline(__always) package mutating func writeInteger(_ value: Int64) {
+        let type = types[column]
         precondition(
-            types[column].scalar.fixedWidth == byteWidth && !types[column].isOptional
-                && types[column].collection == .single,
-            "RowColumnWriter: a \(byteWidth)-byte integer for a \(types[column]) column")
-        switch byteWidth {
-        case 1: bytes.u8(UInt8(truncatingIfNeeded: value))
-        case 2: bytes.u16(UInt16(truncatingIfNeeded: value))
-        case 4: bytes.u32(UInt32(truncatingIfNeeded: value))
-        default: bytes.u64(UInt64(bitPattern: value))
+            !type.isOptional && type.collection == .single, "RowColumnWriter: an integer for a \(type) column")
+        switch type.scalar {
+        case .int8:
+            precondition(Int64(Int8.min)...Int64(Int8.max) ~= value, "RowColumnWriter: \(value) out of int8 range")
+            bytes.u8(UInt8(truncatingIfNeeded: value))
+        case .int16:
+            precondition(Int64(Int16.min)...Int64(Int16.max) ~= value, "RowColumnWriter: \(value) out of int16 range")
+            bytes.u16(UInt16(truncatingIfNeeded: value))
+        case .int32:
+            precondition(Int64(Int32.min)...Int64(Int32.max) ~= value, "RowColumnWriter: \(value) out of int32 range")
+            bytes.u32(UInt32(truncatingIfNeeded: value))
+        case .int64:
+            bytes.u64(UInt64(bitPattern: value))
+        default:
+            preconditionFailure("RowColumnWriter: an integer for a \(type) column")
         }
         endColumn()
     }
