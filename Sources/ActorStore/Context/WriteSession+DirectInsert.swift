@@ -4,9 +4,12 @@ import Foundation
 /// How an insert writes an object's row straight from its property slots into the record (see
 /// `DirectRow`), without a `[Value]` row or checking each value against its column.
 ///
-/// Made for a table when every column is a stored property of a single value that is neither a link nor
-/// mixed, whose kind is exactly the column's type: such a value encodes without a session, to a value the
-/// column accepts as it is (`_Persistable._rlmWriteDirect`). The only per-row check left is the size of
+/// Made for a table when every column is a stored property whose type is one of ActorStore's own single
+/// values (a number, `Bool`, `String`, `Data`, `Date`, `UUID`, ``ObjectId``, ``Decimal128``, or an optional
+/// of one) and whose kind is exactly the column's type: such a value encodes without a session, to a value
+/// the column accepts as it is (`_Persistable._rlmWriteDirect`), and its write runs no code of the app's, so
+/// it is measured and written the same (a `PersistableEnum`'s `rawValue` getter is the app's code: tables
+/// with one go the usual way, which reads each value once). The only per-row check left is the size of
 /// strings and data (an oversized one sends the object the usual way, which reports it). Tables with links
 /// (whose targets may have to be added first) and objects added with an update policy go the usual way.
 final class DirectInsertPlan: Sendable {
@@ -16,10 +19,6 @@ final class DirectInsertPlan: Sendable {
     let measured: [Int]
     /// The data length of the other columns, the same for every row.
     let fixedLength: Int
-    /// By column: whether the property's type is one of ActorStore's own (a number, string, date...), whose
-    /// write runs no code of the app's (as a `PersistableEnum`'s `rawValue` getter may), so that the value
-    /// can be moved out of its slot while it writes itself, and back.
-    let movable: [Bool]
 
     /// The plan for `info`'s table with these columns, or nil if a column cannot be written directly.
     init?(info: ObjectSchemaInfo, plans: [ColumnPlan], types: [ColumnType]) {
@@ -31,28 +30,25 @@ final class DirectInsertPlan: Sendable {
         }
         var measured: [Int] = []
         var fixedLength = 0
-        var movable: [Bool] = []
         for (column, ordinal) in ordinals.enumerated() {
             guard ordinal >= 0 else { return nil }  // a column no property writes (retired by a migration)
             let kind = info.properties[ordinal].kind
-            guard kind.collection == .single, kind.problem == nil, kind.scalar != .link, kind.scalar != .mixed,
-                !kind.isLinkingObjects, kind.columnType == types[column]
+            guard libraryValueTypes.contains(ObjectIdentifier(kind.swiftType)), kind.collection == .single,
+                kind.problem == nil, kind.columnType == types[column]
             else { return nil }
             if let width = kind.scalar.fixedWidth, !kind.isOptional {
                 fixedLength += width
             } else {
                 measured.append(ordinal)
             }
-            movable.append(libraryValueTypes.contains(ObjectIdentifier(kind.swiftType)))
         }
         self.ordinals = ordinals
         self.measured = measured
         self.fixedLength = fixedLength
-        self.movable = movable
     }
 }
 
-/// ActorStore's own single-value property types and their optionals (see ``DirectInsertPlan/movable``).
+/// ActorStore's own single-value property types and their optionals (see ``DirectInsertPlan``).
 private let libraryValueTypes: Set<ObjectIdentifier> = {
     func withOptional<T>(_: T.Type) -> [ObjectIdentifier] { [ObjectIdentifier(T.self), ObjectIdentifier(T?.self)] }
     return Set(
@@ -89,17 +85,14 @@ private struct SlotRow: DirectRow {
         var columns = _ColumnWriter(raw: writer)
         // The slots' count is the class's (checked by the caller), and the plan's ordinals are the class's.
         let slots = slots.baseAddress.unsafelyUnwrapped
-        for column in plan.ordinals.indices {
-            let slot = slots + plan.ordinals[column]
-            if plan.movable[column] {
-                // Moved out and back: a method called on the slot in place copies the value first (the
-                // compiler cannot tell that writing the row leaves the slots alone).
-                let value = slot.move()
-                value._rlmWriteDirect(&columns)
-                slot.initialize(to: value)
-            } else {
-                slot.pointee._rlmWriteDirect(&columns)
-            }
+        for ordinal in plan.ordinals {
+            // Moved out and back: a method called on the slot in place copies the value first (the compiler
+            // cannot tell that writing the row leaves the slots alone). Safe: the write is ActorStore's code
+            // alone (see `DirectInsertPlan`), which never reads the object.
+            let slot = slots + ordinal
+            let value = slot.move()
+            value._rlmWriteDirect(&columns)
+            slot.initialize(to: value)
         }
         writer = columns.raw
     }

@@ -10,7 +10,7 @@ public struct _ColumnWriter {
 }
 
 extension _Persistable {
-    // Through the stored value: what `DirectInsertPlan` admits (single values, neither links nor mixed)
+    // Through the stored value: what `DirectInsertPlan` admits (ActorStore's own single-value types)
     // encodes without a session, to a value of exactly its column's type.
     public func _rlmDirectLength() -> Int {
         RowEncoder.columnSize(_rlmEncode(_Encoder(session: nil)).raw, type: Self._rlmKind.columnType)
