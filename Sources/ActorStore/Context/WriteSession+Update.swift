@@ -16,15 +16,23 @@ extension WriteSession {
         update(object, ordinal: ordinal, value: value)
     }
 
+    /// Sets one property of a managed object to `value`, already encoded (see `set`; a stored value's setter
+    /// comes here directly, as its value needs no session to encode).
+    ///
+    /// Runs for every property set of a loop over objects, so it reads what it needs of the object in
+    /// place (copying its `ManagedState` retains and releases two references) and the unowned `context`
+    /// once (each use retains and releases it).
     func update(_ object: ObjectBase, ordinal: Int, value: Value) {
-        guard failure == nil, let managed = object._managed else { return }
-        guard managed.context === context else {
-            fail(RealmError(.invalidObject, "This \(managed.table.info.className) belongs to another Realm actor."))
+        let context = self.context
+        guard context.transaction.failure(of: self) == nil, let binding = object._managed?.table,
+            let key = object._managed?.key
+        else { return }
+        guard object._managed?.context === context else {
+            fail(RealmError(.invalidObject, "This \(binding.info.className) belongs to another Realm actor."))
             return
         }
-        if !context.joinProblems.isEmpty, let problem = context.joinProblems[ObjectIdentifier(managed.table.info.type)]
-        {
-            fail(RealmError(.schemaMismatch, "\(managed.table.info.className) cannot be written: \(problem)."))
+        if !context.joinProblems.isEmpty, let problem = context.joinProblems[ObjectIdentifier(binding.info.type)] {
+            fail(RealmError(.schemaMismatch, "\(binding.info.className) cannot be written: \(problem)."))
             return
         }
         // The one-column array of the last update, refilled: no array made per property set.
@@ -35,14 +43,27 @@ extension WriteSession {
             swap(&columns, &updateColumns)
         }
         if columns.count == 1 {
-            columns[0] = (managed.table.columns[ordinal], value)
+            columns[0] = (binding.columns[ordinal], value)
         } else {
-            columns = [(managed.table.columns[ordinal], value)]
+            columns = [(binding.columns[ordinal], value)]
         }
         // The object's cached location is the row's while the context's stamp is unchanged (every change
         // bumps it): passing it saves the engine a lookup.
-        let written = updateRow(
-            managed.table, managed.key, columns, knownLocation: managed.stamp == context.stamp ? managed.location : nil)
+        let stamp = context.stamp
+        let knownLocation = object._managed?.stamp == stamp ? object._managed?.location : nil
+        let written: RowLocation?
+        if binding.embeddedLinkColumns.isEmpty {
+            // No embedded object can be orphaned (see `updateRow`): the engine's update, as `run` does it.
+            do throws(StorageError) {
+                written = try transaction.update(binding.tableID, key, columns, knownLocation: knownLocation)
+            } catch {
+                fail(RealmError(error))
+                written = nil
+            }
+            context.invalidateLocations()
+        } else {
+            written = updateRow(binding, key, columns, knownLocation: knownLocation)
+        }
         // The object keeps its row's new location: its next read or write needs no lookup (and, while a
         // loop over objects is at it, does not make the engine apply the updates it defers).
         if let written {

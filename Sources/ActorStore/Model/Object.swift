@@ -180,6 +180,13 @@ open class ObjectBase: CustomStringConvertible {
         return context.value(of: self, ordinal: ordinal)
     }
 
+    /// Writes the property `ordinal`, a stored value (not a link or a collection), as `value`.
+    final func _managedSetValue(_ ordinal: Int, _ value: Value) {
+        guard let context = _managed?.context else { return }
+        let session = context.requireWriteSession(for: "set a property of a \(_managed?.table.info.className ?? "")")
+        session.update(self, ordinal: ordinal, value: value)
+    }
+
     /// Writes the property `ordinal`; `makeValue` encodes the new value (it may add linked objects).
     final func _managedSet(_ ordinal: Int, _ makeValue: (WriteSession) -> Value) {
         guard let managed = _managed else { return }

@@ -106,6 +106,11 @@ extension _PersistableScalar {
     public static func _rlmGet(_ object: ObjectBase, _ ordinal: Int) -> Self {
         _rlmFromStored(_StoredValue(object._managedValue(ordinal))) ?? _rlmScalarDefault
     }
+    /// ``_Persistable/_rlmSet(_:_:_:)`` of a value type: its stored value needs no write session to encode
+    /// (there is no object to add), so it goes to the session's update directly.
+    public static func _rlmSet(_ object: ObjectBase, _ ordinal: Int, _ value: Self) {
+        object._managedSetValue(ordinal, value._rlmToStored.raw)
+    }
     public static var _rlmKind: _PropertyKind { _rlmScalarKind }
     public static var _rlmDefault: Self { _rlmScalarDefault }
     public static func _rlmDecode(_ stored: _StoredValue, _ decoder: _Decoder) -> Self? { _rlmFromStored(stored) }
@@ -314,6 +319,15 @@ extension Optional: _Persistable where Wrapped: _OptionalPersistable {
     }
     public func _rlmEncode(_ encoder: _Encoder) -> _StoredValue {
         self?._rlmEncodeWrapped(encoder) ?? _StoredValue(.null)
+    }
+    /// An optional value's setter goes to the session's update directly, as a value type's does (see
+    /// `_PersistableScalar`); an optional link's is the general one (setting it may add the object).
+    public static func _rlmSet(_ object: ObjectBase, _ ordinal: Int, _ value: Self) {
+        if Wrapped.self is ObjectBase.Type {
+            object._managedSet(ordinal) { session in value._rlmEncode(_Encoder(session: session)).raw }
+        } else {
+            object._managedSetValue(ordinal, value._rlmEncode(_Encoder(session: nil)).raw)
+        }
     }
     public static func _rlmFromAny(_ value: Any) -> Self? {
         if value is NSNull { return .some(nil) }

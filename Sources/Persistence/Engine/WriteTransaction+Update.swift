@@ -31,9 +31,11 @@ extension WriteTransaction {
         var changed = ColumnSet()
         var given = ColumnSet()
         var i = 0
+        // The column's type and position, not its `ColumnSchema` (copying one retains its name and link
+        // target): the schema is read for error messages and links only.
         while i < patches.count {
             let column = patches[i].column
-            guard let schema = cache.columns[safe: column] else {
+            guard cache.types.indices.contains(column) else {
                 throw StorageError(.invalidValue, "\(cache.name) has no column number \(column).")
             }
             guard !given.contains(column) else {
@@ -43,17 +45,21 @@ extension WriteTransaction {
                 return nil
             }
             given.insert(column)
-            let normalized = try RowEncoder.validate(patches[i].value, for: schema.type, column: schema.name)
-            if try old.value(at: column, type: schema.type) != normalized {
-                if schema.isPrimaryKey {
-                    throw Self.primaryKeyChange(schema, in: cache.name)
+            let type = cache.types[column]
+            let isPrimaryKey = column == cache.primaryKeyColumn
+            let plain = type.collection == .single && RowEncoder.isPlainSingle(patches[i].value, type)
+            let normalized =
+                plain ? patches[i].value : try RowEncoder.validate(patches[i].value, for: type, column: cache.columns[column].name)
+            if try old.value(at: column, type: type) != normalized {
+                if isPrimaryKey {
+                    throw Self.primaryKeyChange(cache.columns[column], in: cache.name)
                 }
-                try checkLinks(normalized, schema)
-                if normalized != patches[i].value { patches[i].value = normalized }
+                if type.scalar == .link { try checkLinks(normalized, cache.columns[column]) }
+                if !plain && normalized != patches[i].value { patches[i].value = normalized }
                 changed.insert(column)
                 i += 1
             } else {
-                if reportingUnchanged && !schema.isPrimaryKey { changed.insert(column) }
+                if reportingUnchanged && !isPrimaryKey { changed.insert(column) }
                 patches.remove(at: i)
             }
         }
