@@ -81,10 +81,10 @@ extension WriteSession {
     }
 
     func insert(_ object: ObjectBase) -> ObjectKey? {
-        guard failure == nil else { return nil }
-        if object._managed != nil { return key(for: object) }
         // Read once: each use of the unowned reference retains and releases the context.
         let context = self.context
+        guard context.transaction.failure(of: self) == nil else { return nil }
+        if object._managed != nil { return key(for: object) }
         let type = ObjectIdentifier(Swift.type(of: object))
         let binding: TableBinding
         if let last = lastInsert, last.type == type, last.bindings === context.bindings {
