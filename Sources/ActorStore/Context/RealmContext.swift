@@ -22,7 +22,7 @@ final class RealmContext {
     @exclusivity(unchecked) private(set) var bindings: SchemaBindings
     /// Why a class that joined after open cannot be written (its model is invalid or does not match the
     /// stored table), by class.
-    private(set) var joinProblems: [ObjectIdentifier: String] = [:]
+    @exclusivity(unchecked) private(set) var joinProblems: [ObjectIdentifier: String] = [:]  // read by every property set
     /// The number of tables in the store when `bindings` was made.
     private var boundTableCount = 0
     /// The schema (``DatabaseState/schemaGeneration``) and the number of `classes` `bindings` were last

@@ -37,13 +37,11 @@ final class ObjectLoop {
         guard let transaction, context.session?.transaction === transaction else {
             return transaction == nil && context.stamp == stamp
         }
-        // Each field of the transaction read once: every access of a class's field is checked for exclusivity.
-        let current = transaction.locationEpoch
+        let (current, passed) = transaction.enterLoopRow(table, key, loop: loop)
         if holds {
-            if let row = transaction.deferrableRow, row.loop == loop { epoch &+= row.deferredWrites }
+            epoch &+= passed
             holds = current == epoch
         }
-        transaction.deferrableRow = .init(table: table, key: key, loop: loop)
         epoch = current
         defer { furthest = max(furthest, position) }
         return holds && position > furthest
@@ -53,13 +51,12 @@ final class ObjectLoop {
     func reread() {
         guard let transaction else { return }
         // The updates of the row the loop was at are in the locations just read.
-        if transaction.deferrableRow?.loop == loop { transaction.deferrableRow = nil }
-        epoch = transaction.locationEpoch
+        epoch = transaction.leaveLoopRow(loop: loop)
         holds = true
     }
 
     /// Ends the loop: updates of its last row no longer wait.
     func end() {
-        if let transaction, transaction.deferrableRow?.loop == loop { transaction.deferrableRow = nil }
+        transaction?.leaveLoopRow(loop: loop)
     }
 }

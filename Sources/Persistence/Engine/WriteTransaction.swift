@@ -58,6 +58,26 @@ package final class WriteTransaction: ReadableStore {
     @exclusivity(unchecked) package private(set) var locationEpoch: UInt64 = 0
     private var loops: UInt64 = 0
 
+    /// Makes row `key` of `table` the row loop `loop` is at (``deferrableRow``). Returns the location epoch,
+    /// and the updates deferred for the row the same loop was at before (0 if another loop's row was the
+    /// deferrable one, or none).
+    ///
+    /// One call instead of the loop reading and writing the fields itself: `@exclusivity(unchecked)` holds
+    /// only for accesses inside this module, and the checks of the object layer's direct accesses were a
+    /// share of every step of a loop.
+    package func enterLoopRow(_ table: TableID, _ key: ObjectKey, loop: UInt64) -> (epoch: UInt64, passed: UInt64) {
+        let passed = deferrableRow.map { $0.loop == loop ? $0.deferredWrites : 0 } ?? 0
+        deferrableRow = LoopRow(table: table, key: key, loop: loop)
+        return (locationEpoch, passed)
+    }
+
+    /// Ends loop `loop`'s claim on ``deferrableRow``, if it holds it; returns the location epoch.
+    @discardableResult
+    package func leaveLoopRow(loop: UInt64) -> UInt64 {
+        if deferrableRow?.loop == loop { deferrableRow = nil }
+        return locationEpoch
+    }
+
     /// A row of a loop over objects (see ``deferrableRow``).
     package struct LoopRow {
         package let table: TableID
