@@ -132,7 +132,9 @@ final class PSTPet: Object {
             owner.pet = PSTPet(value: ["name": "new"])
         }
         let first = await realm.read { realm in
-            realm.objects(PSTOwner.self).map { "\($0.level) \($0.maybeLevel.map { "\($0)" } ?? "nil") \($0.pet?.name ?? "nil")" }
+            realm.objects(PSTOwner.self).map {
+                "\($0.level) \($0.maybeLevel.map { "\($0)" } ?? "nil") \($0.pet?.name ?? "nil")"
+            }
         }
         #expect(first == ["high low new"])
         #expect(await realm.read { $0.objects(PSTPet.self).map(\.name).sorted() } == ["new", "rex"])
@@ -142,7 +144,9 @@ final class PSTPet: Object {
             owner.pet = nil
         }
         let second = await realm.read { realm in
-            realm.objects(PSTOwner.self).map { "\($0.level) \($0.maybeLevel.map { "\($0)" } ?? "nil") \($0.pet?.name ?? "nil")" }
+            realm.objects(PSTOwner.self).map {
+                "\($0.level) \($0.maybeLevel.map { "\($0)" } ?? "nil") \($0.pet?.name ?? "nil")"
+            }
         }
         #expect(second == ["high nil nil"])
     }

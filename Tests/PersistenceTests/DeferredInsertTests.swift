@@ -266,4 +266,65 @@ struct DeferredInsertTests {
         try await txn.commit()
         await engine.close()
     }
+
+    /// Inserts, updates and deletes of two tables in a random order, with the change set read at random
+    /// points: every insert, modification and delete that waits to be recorded (`pendingInserted`,
+    /// `pendingModified`, `pendingDeleted`) ends up as recording each change at once, in order, would
+    /// record it: a row inserted then deleted is nowhere, one modified then deleted is only deleted.
+    @Test func waitingChangesAreRecordedAsRecordedAtOnce() async throws {
+        let engine = try await memoryEngine(MemoryFileSystem(), durability: .none)
+        let (a, b) = try await engine.write { txn in (try txn.createTable(Self.ints), try txn.createTable(Self.plain)) }.0
+        // Rows committed before: deleting and updating them is recorded against rows that exist.
+        _ = try await engine.write { txn in
+            for i in 0..<300 { _ = try txn.insert(i % 2 == 0 ? a : b, [.int(Int64(i)), .string("c")]) }
+        }
+        var random = SplitMix64(seed: 0xDE1E7E)
+        for round in 0..<4 {
+            let txn = try await engine.beginWrite()
+            var expected: [TableID: TableChanges] = [:]
+            var live: [(TableID, ObjectKey)] = []
+            for table in [a, b] {
+                for entry in txn.keys(table) { live.append((table, entry.key)) }
+            }
+            var counter: Int64 = 1_000_000 * Int64(round + 1)
+            // Long streaks of one kind of change (deletes longer than a chunk), and single changes mixed.
+            for _ in 0..<60 {
+                let kind = random.next() % 4
+                let streak = random.next() % 3 == 0 ? Int(random.next() % 5000) : Int(random.next() % 4)
+                for _ in 0..<streak {
+                    switch kind {
+                    case 0:
+                        let table = random.next() % 2 == 0 ? a : b
+                        counter += 1
+                        let key = try txn.insert(table, [.int(counter), .string("n")])
+                        expected[table, default: TableChanges()].recordInsert(key)
+                        live.append((table, key))
+                    case 1 where !live.isEmpty:
+                        let (table, key) = live[Int(random.next() % UInt64(live.count))]
+                        counter += 1
+                        try txn.update(table, key, [(1, .string("u\(counter)"))])
+                        expected[table, default: TableChanges()].recordModify(key, ColumnSet([1]))
+                    case 2, 3:
+                        guard !live.isEmpty else { break }
+                        let i = Int(random.next() % UInt64(live.count))
+                        let (table, key) = live[i]
+                        live.swapAt(i, live.count - 1)
+                        live.removeLast()
+                        try txn.delete(table, key)
+                        expected[table, default: TableChanges()].recordDelete(key)
+                    default:
+                        break
+                    }
+                }
+                if random.next() % 8 == 0 {
+                    #expect(txn.changes.tables.filter { !$0.value.isEmpty } == expected.filter { !$0.value.isEmpty })
+                }
+            }
+            #expect(
+                txn.changes.tables.filter { !$0.value.isEmpty } == expected.filter { !$0.value.isEmpty },
+                "round \(round)")
+            try await txn.commit()
+        }
+        await engine.close()
+    }
 }

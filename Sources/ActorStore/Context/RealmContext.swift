@@ -21,8 +21,8 @@ final class RealmContext {
     private(set) var classes: [ObjectSchemaInfo]
     @exclusivity(unchecked) private(set) var bindings: SchemaBindings
     /// Why a class that joined after open cannot be written (its model is invalid or does not match the
-    /// stored table), by class.
-    @exclusivity(unchecked) private(set) var joinProblems: [ObjectIdentifier: String] = [:]  // read by every property set
+    /// stored table), by class. Read by every property set.
+    @exclusivity(unchecked) private(set) var joinProblems: [ObjectIdentifier: String] = [:]
     /// The number of tables in the store when `bindings` was made.
     private var boundTableCount = 0
     /// The schema (``DatabaseState/schemaGeneration``) and the number of `classes` `bindings` were last

@@ -49,7 +49,9 @@ extension WriteTransaction {
             let isPrimaryKey = column == cache.primaryKeyColumn
             let plain = type.collection == .single && RowEncoder.isPlainSingle(patches[i].value, type)
             let normalized =
-                plain ? patches[i].value : try RowEncoder.validate(patches[i].value, for: type, column: cache.columns[column].name)
+                plain
+                ? patches[i].value
+                : try RowEncoder.validate(patches[i].value, for: type, column: cache.columns[column].name)
             if try old.value(at: column, type: type) != normalized {
                 if isPrimaryKey {
                     throw Self.primaryKeyChange(cache.columns[column], in: cache.name)

@@ -24,6 +24,13 @@ extension WriteTransaction {
         }
     }
 
+    /// Rows deleted but not yet recorded in ``changes`` (see ``pendingDeleted``): keys of `table`, in the
+    /// order deleted.
+    struct PendingDeletes {
+        var keys: [ObjectKey] = []
+        var table = TableID(rawValue: 0)
+    }
+
     /// Rows inserted but not yet recorded in ``changes`` (see ``pendingInserted``): `count` consecutive keys
     /// of `table` from `first`.
     struct PendingInserts {

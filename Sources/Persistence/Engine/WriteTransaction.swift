@@ -114,17 +114,21 @@ package final class WriteTransaction: ReadableStore {
     let recordStart: UInt64
     let region: MappedRegion
     let buffer: RecordBuffer
-    /// What the transaction changed so far. Reading or changing it first records the modifications still
-    /// waiting in ``pendingModified``, so that every change is recorded in the order it was made.
+    /// What the transaction changed so far. Reading or changing it first records the inserts,
+    /// modifications and deletes still waiting (``pendingInserted``, ``pendingModified``,
+    /// ``pendingDeleted``), so that every change is recorded in the order it was made.
     package internal(set) var changes: ChangeSet {
         _read {
-            if !pendingModified.keys.isEmpty || pendingInserted.count > 0 { recordPendingModified() }
+            if hasPendingChanges { recordPendingModified() }
             yield storedChanges
         }
         _modify {
-            if !pendingModified.keys.isEmpty || pendingInserted.count > 0 { recordPendingModified() }
+            if hasPendingChanges { recordPendingModified() }
             yield &storedChanges
         }
+    }
+    private var hasPendingChanges: Bool {
+        !pendingModified.keys.isEmpty || pendingInserted.count > 0 || !pendingDeleted.keys.isEmpty
     }
     private var storedChanges = ChangeSet()
     /// Rows updated but not yet recorded in ``changes``. A loop that updates one row after another then
@@ -133,6 +137,10 @@ package final class WriteTransaction: ReadableStore {
     /// Rows inserted but not yet recorded in ``changes``: consecutive keys of one table. Recorded before
     /// ``pendingModified`` (a row is inserted before it can be modified).
     @exclusivity(unchecked) private var pendingInserted = PendingInserts()  // see `deferred`
+    /// Rows deleted but not yet recorded in ``changes``: keys of one table. Recorded after the inserts and
+    /// modifications waiting (a row is inserted and modified before it is deleted); an insert or a
+    /// modification records them first, so no row's changes are ever recorded out of order.
+    @exclusivity(unchecked) private var pendingDeleted = PendingDeletes()  // see `deferred`
     private(set) var isFinished = false
     /// Whether the transaction still holds the engine's write lock (see ``releaseWriteLock()``).
     private var holdsWriteLock = true
@@ -388,7 +396,7 @@ package final class WriteTransaction: ReadableStore {
             try appendUpsert(tableID, key, changed: nil, encode: encode)
         }
         cache.nextKey = key.rawValue + 1
-        if !pendingInserted.add(tableID, key) {
+        if !pendingDeleted.keys.isEmpty || !pendingInserted.add(tableID, key) {
             recordPendingModified()
             _ = pendingInserted.add(tableID, key)
         }
@@ -451,7 +459,7 @@ package final class WriteTransaction: ReadableStore {
     ) throws(StorageError) -> Bool {
         try checkUsable()
         guard try removeRow(tableID, key, knownLocation: knownLocation) else { return false }
-        changes.tables[tableID, default: TableChanges()].recordDelete(key)
+        recordDelete(tableID, key)
         return true
     }
 
@@ -741,15 +749,15 @@ package final class WriteTransaction: ReadableStore {
     /// recorded first.
     func recordModify(_ tableID: TableID, _ key: ObjectKey, _ columns: ColumnSet) {
         guard !columns.isEmpty else { return }
-        if !pendingModified.add(tableID, key, columns) {
+        if !pendingDeleted.keys.isEmpty || !pendingModified.add(tableID, key, columns) {
             recordPendingModified()
             _ = pendingModified.add(tableID, key, columns)
         }
         if pendingModified.keys.count >= Self.updateChunk { recordPendingModified() }
     }
 
-    /// Records the modifications waiting in ``pendingModified`` in ``changes``, with one lookup of the table's
-    /// changes.
+    /// Records the inserts, modifications and deletes waiting (``pendingInserted``, ``pendingModified``,
+    /// ``pendingDeleted``, in that order) in ``changes``, with one lookup of a table's changes per kind.
     private func recordPendingModified() {
         if pendingInserted.count > 0 {
             let inserted = pendingInserted
@@ -760,12 +768,30 @@ package final class WriteTransaction: ReadableStore {
             }
             storedChanges.tables[inserted.table] = tableChanges
         }
-        guard !pendingModified.keys.isEmpty else { return }
-        let (table, columns) = (pendingModified.table, pendingModified.columns)
-        var tableChanges = storedChanges.tables.removeValue(forKey: table) ?? TableChanges()
-        for key in pendingModified.keys { tableChanges.recordModify(key, columns) }
-        storedChanges.tables[table] = tableChanges
-        pendingModified.keys.removeAll(keepingCapacity: true)
+        if !pendingModified.keys.isEmpty {
+            let (table, columns) = (pendingModified.table, pendingModified.columns)
+            var tableChanges = storedChanges.tables.removeValue(forKey: table) ?? TableChanges()
+            for key in pendingModified.keys { tableChanges.recordModify(key, columns) }
+            storedChanges.tables[table] = tableChanges
+            pendingModified.keys.removeAll(keepingCapacity: true)
+        }
+        if !pendingDeleted.keys.isEmpty {
+            let table = pendingDeleted.table
+            var tableChanges = storedChanges.tables.removeValue(forKey: table) ?? TableChanges()
+            for key in pendingDeleted.keys { tableChanges.recordDelete(key) }
+            storedChanges.tables[table] = tableChanges
+            pendingDeleted.keys.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Records the delete of row `key` of `tableID`: it waits in ``pendingDeleted`` with the deletes of the
+    /// same table (a loop deleting one object after another then looks its table's changes up once per
+    /// chunk of rows, not once per row).
+    private func recordDelete(_ tableID: TableID, _ key: ObjectKey) {
+        let waiting = pendingDeleted.keys.count
+        if waiting > 0, pendingDeleted.table != tableID || waiting >= Self.updateChunk { recordPendingModified() }
+        pendingDeleted.table = tableID
+        pendingDeleted.keys.append(key)
     }
 
     /// Whether an update of row `key` of `tableID` changing `changed` may wait in ``deferred``: the row is
