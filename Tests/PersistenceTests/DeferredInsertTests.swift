@@ -273,7 +273,9 @@ struct DeferredInsertTests {
     /// record it: a row inserted then deleted is nowhere, one modified then deleted is only deleted.
     @Test func waitingChangesAreRecordedAsRecordedAtOnce() async throws {
         let engine = try await memoryEngine(MemoryFileSystem(), durability: .none)
-        let (a, b) = try await engine.write { txn in (try txn.createTable(Self.ints), try txn.createTable(Self.plain)) }.0
+        let (a, b) = try await engine.write { txn in
+            (try txn.createTable(Self.ints), try txn.createTable(Self.plain))
+        }.0
         // Rows committed before: deleting and updating them is recorded against rows that exist.
         _ = try await engine.write { txn in
             for i in 0..<300 { _ = try txn.insert(i % 2 == 0 ? a : b, [.int(Int64(i)), .string("c")]) }
