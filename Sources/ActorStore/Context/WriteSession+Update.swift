@@ -51,19 +51,7 @@ extension WriteSession {
         // bumps it): passing it saves the engine a lookup.
         let stamp = context.stamp
         let knownLocation = object._managed?.stamp == stamp ? object._managed?.location : nil
-        let written: RowLocation?
-        if binding.embeddedLinkColumns.isEmpty {
-            // No embedded object can be orphaned (see `updateRow`): the engine's update, as `run` does it.
-            do throws(StorageError) {
-                written = try transaction.update(binding.tableID, key, columns, knownLocation: knownLocation)
-            } catch {
-                fail(RealmError(error))
-                written = nil
-            }
-            context.invalidateLocations()
-        } else {
-            written = updateRow(binding, key, columns, knownLocation: knownLocation)
-        }
+        let written = updateRow(binding, key, columns, knownLocation: knownLocation)
         // The object keeps its row's new location: its next read or write needs no lookup (and, while a
         // loop over objects is at it, does not make the engine apply the updates it defers).
         if let written {

@@ -119,11 +119,11 @@ package final class WriteTransaction: ReadableStore {
     /// ``pendingDeleted``), so that every change is recorded in the order it was made.
     package internal(set) var changes: ChangeSet {
         _read {
-            if hasPendingChanges { recordPendingModified() }
+            if hasPendingChanges { recordPendingChanges() }
             yield storedChanges
         }
         _modify {
-            if hasPendingChanges { recordPendingModified() }
+            if hasPendingChanges { recordPendingChanges() }
             yield &storedChanges
         }
     }
@@ -397,7 +397,7 @@ package final class WriteTransaction: ReadableStore {
         }
         cache.nextKey = key.rawValue + 1
         if !pendingDeleted.keys.isEmpty || !pendingInserted.add(tableID, key) {
-            recordPendingModified()
+            recordPendingChanges()
             _ = pendingInserted.add(tableID, key)
         }
     }
@@ -750,15 +750,15 @@ package final class WriteTransaction: ReadableStore {
     func recordModify(_ tableID: TableID, _ key: ObjectKey, _ columns: ColumnSet) {
         guard !columns.isEmpty else { return }
         if !pendingDeleted.keys.isEmpty || !pendingModified.add(tableID, key, columns) {
-            recordPendingModified()
+            recordPendingChanges()
             _ = pendingModified.add(tableID, key, columns)
         }
-        if pendingModified.keys.count >= Self.updateChunk { recordPendingModified() }
+        if pendingModified.keys.count >= Self.updateChunk { recordPendingChanges() }
     }
 
     /// Records the inserts, modifications and deletes waiting (``pendingInserted``, ``pendingModified``,
     /// ``pendingDeleted``, in that order) in ``changes``, with one lookup of a table's changes per kind.
-    private func recordPendingModified() {
+    private func recordPendingChanges() {
         if pendingInserted.count > 0 {
             let inserted = pendingInserted
             pendingInserted.count = 0
@@ -789,7 +789,7 @@ package final class WriteTransaction: ReadableStore {
     /// chunk of rows, not once per row).
     private func recordDelete(_ tableID: TableID, _ key: ObjectKey) {
         let waiting = pendingDeleted.keys.count
-        if waiting > 0, pendingDeleted.table != tableID || waiting >= Self.updateChunk { recordPendingModified() }
+        if waiting > 0, pendingDeleted.table != tableID || waiting >= Self.updateChunk { recordPendingChanges() }
         pendingDeleted.table = tableID
         pendingDeleted.keys.append(key)
     }
