@@ -363,6 +363,64 @@ final class RealmContext {
         return object
     }
 
+    /// A managed instance for row `key` of `binding`, for a loop that hands out one object per row
+    /// (`for object in results`, `results.update { }`): `spare`, the object the loop handed out last, pointed
+    /// at the row when nothing can tell, else a new object, which becomes the spare.
+    ///
+    /// Making an object (its class's `init()`, the property wrappers' initialisers, `deinit`) was about a
+    /// fifth of an object-by-object update or delete loop. Reuse is invisible to the program because it
+    /// happens only when
+    /// - nothing but `spare` refers to the object, strongly, weakly or unowned (``isReferencedOnlyOnce(_:)``):
+    ///   no one holds it to compare or read it later;
+    /// - the class stores nothing but `@Persisted` properties
+    ///   (`ObjectSchemaInfo.managedInstancesHoldOnlyTheirRow`): no value of the previous row's object carries
+    ///   over;
+    /// `spare` must be nil or what an earlier call for the same `binding` left there (a loop's own).
+    /// The one difference left is that a class overriding `init()` or `deinit` sees fewer calls (Realm
+    /// promises nothing of when it makes accessor objects either).
+    func loopObject(
+        _ spare: inout ObjectBase?, _ binding: TableBinding, _ key: ObjectKey, location: RowLocation?
+    ) -> ObjectBase {
+        if binding.info.managedInstancesHoldOnlyTheirRow, Self.isReferencedOnlyOnce(&spare), let object = spare {
+            assert(object._managed?.table === binding && object._managed?.context === self, "another loop's object")
+            object._managed?.key = key
+            object._managed?.location = location ?? RowLocation(offset: 0, length: 0)
+            object._managed?.stamp = location == nil ? 0 : stamp
+            object._collectionCache = nil
+            return object
+        }
+        let object = makeObject(binding, key, location: location)
+        spare = object
+        return object
+    }
+
+    /// Whether `object` is referred to by `object` alone: one strong reference, no weak or unowned one.
+    ///
+    /// `isKnownUniquelyReferenced` counts strong references only; a `weak var` or an `unowned let` to a
+    /// loop's object must keep seeing that object (or nil once it is gone), not the next row. The Swift
+    /// runtime keeps an object's counts in the word after its type pointer (`InlineRefCounts`, 64-bit
+    /// layout): bit 0 a deallocation flag, bits 1–31 the unowned count (1 for the object's own), bit 32
+    /// "deiniting", bits 33–62 the extra strong count, bit 63 set once the counts moved to a side table
+    /// (which every weak reference makes). An object with one strong reference, no unowned one and no side
+    /// table therefore holds 2 or 3 there. Any other value (a weak reference, an unowned one, a runtime
+    /// laying the word out differently) means no reuse: the check can only make loops slower, never wrong.
+    /// Only 64-bit platforms, which are the package's, reuse at all.
+    static func isReferencedOnlyOnce(_ object: inout ObjectBase?) -> Bool {
+        #if _pointerBitWidth(_64)
+            guard isKnownUniquelyReferenced(&object) else { return false }
+            // The object's address, read from the variable's bits: binding the object to a constant would add
+            // a strong reference (unoptimised builds keep it) and change the word read. The load reads the
+            // object's header, not a Swift property; no other thread can change the word, as no other
+            // reference exists.
+            guard let address = withUnsafeBytes(of: &object, { $0.load(as: UnsafeRawPointer?.self) }) else {
+                return false
+            }
+            return address.load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt.self) | 1 == 3
+        #else
+            return false
+        #endif
+    }
+
     /// The object `key` of class `type`, or nil if it does not exist in the current version.
     func object<T: ObjectBase>(_ type: T.Type, key: ObjectKey) -> T? {
         guard let binding = binding(for: type),

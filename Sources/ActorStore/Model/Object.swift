@@ -245,7 +245,9 @@ open class EmbeddedObject: ObjectBase {}
 struct ManagedState {
     let context: RealmContext
     let table: TableBinding
-    let key: ObjectKey
+    /// Changed only when a loop points an object nothing else refers to at its next row
+    /// (`RealmContext.loopObject`).
+    var key: ObjectKey
     /// Valid while `stamp == context.stamp` (the context bumps its stamp whenever rows may have moved).
     var location: RowLocation
     var stamp: UInt64

@@ -68,7 +68,7 @@ extension Results {
         let loop = ObjectLoop(context)
         defer { loop.end() }
         // Not an `Element?`: in this generic function every use of that type looks its metadata up.
-        var current: Object?
+        var spare: ObjectBase?
         var locations: [RowLocation?] = []
         for position in keys.indices {
             guard session.failure == nil else { return }
@@ -82,20 +82,9 @@ extension Results {
             let known = scanned.map { Optional($0[position]) } ?? locations[position % Self.updateChunk]
             let holds = loop.enter(position, table, key, in: context)
             guard let location = holds ? known : context.location(table, key) else { continue }  // deleted meanwhile
-            let object: Element
-            if var reused = current.take(), isKnownUniquelyReferenced(&reused) {
-                // Nothing else holds it: point it at the next match instead of making a new object.
-                reused._managed = ManagedState(
-                    context: context, table: binding, key: key, location: location, stamp: context.stamp)
-                reused._collectionCache = nil
-                // Only an `Element` is ever stored in `current`.
-                object = unsafeDowncast(reused, to: Element.self)
-            } else {
-                guard let made = context.makeObject(binding, key, location: location) as? Element else { return }
-                object = made
-            }
+            // The object `body` had is reused if nothing else refers to it (see `RealmContext.loopObject`).
+            guard let object = context.loopObject(&spare, binding, key, location: location) as? Element else { return }
             try body(object)
-            current = object
         }
     }
 

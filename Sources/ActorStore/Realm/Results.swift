@@ -87,6 +87,11 @@ public struct Results<Element: Object>: RandomAccessCollection {
     }
 
     /// Iterates the matches of the version current when iteration begins.
+    ///
+    /// An object the loop body does not keep (stores nowhere, refers to with no `weak` or `unowned`
+    /// reference) may be reused for a later match, as making an object costs more than the read or write a
+    /// loop does with it; an object the body keeps stays the one it was. Compare objects with
+    /// `isSameObject(as:)` or their primary key, not `===`, as in Realm.
     public func makeIterator() -> Iterator {
         guard let binding else {
             return Iterator(context: context, binding: nil, source: .keys([], 0), locations: nil)
@@ -120,6 +125,9 @@ public struct Results<Element: Object>: RandomAccessCollection {
         let locations: [RowLocation]?
         /// Whether the locations still hold, and the row the loop is at (see `ObjectLoop`).
         private let loop: ObjectLoop
+        /// The object handed out last: the next row's if nothing else refers to it by then
+        /// (`RealmContext.loopObject`).
+        private var spare: ObjectBase?
 
         init(context: RealmContext, binding: TableBinding?, source: Source, locations: [RowLocation]?) {
             self.context = context
@@ -143,7 +151,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
                 }
                 index += 1
                 let holds = loop.enter(position, binding.tableID, row.key, in: context)
-                return context.makeObject(binding, row.key, location: holds ? row.location : nil) as? Element
+                return context.loopObject(&spare, binding, row.key, location: holds ? row.location : nil) as? Element
             }
             guard index < keys.count else {
                 loop.end()
@@ -154,7 +162,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
             let location =
                 loop.enter(position, binding.tableID, key, in: context)
                 ? locations?[position] ?? context.location(binding.tableID, key) : nil
-            return context.makeObject(binding, key, location: location) as? Element
+            return context.loopObject(&spare, binding, key, location: location) as? Element
         }
     }
 

@@ -47,14 +47,21 @@ final class ObjectSchemaInfo: @unchecked Sendable {
     let slotCount: Int
     let primaryKey: PropertyInfo?
     let problems: [String]
+    /// Whether every stored property of the class (and of its superclasses below `Object` or
+    /// `EmbeddedObject`) is `@Persisted`: a managed instance then holds nothing but its row, and a loop may
+    /// point an instance nothing refers to any more at its next row (`RealmContext.loopObject`). False
+    /// when the class has a stored property of its own (`var scratch = 0`, a `lazy var`), whose value would
+    /// otherwise carry over from one row to the next.
+    let managedInstancesHoldOnlyTheirRow: Bool
     private let byName: [String: Int]
     private let keyPathCache = Locked<[AnyKeyPath: [PropertyInfo]]>([:])
 
     init(
         type: ObjectBase.Type, className: String, properties: [PropertyInfo], declarationOrder: [PropertyInfo],
-        slotCount: Int, problems: [String]
+        slotCount: Int, problems: [String], managedInstancesHoldOnlyTheirRow: Bool
     ) {
         self.type = type
+        self.managedInstancesHoldOnlyTheirRow = managedInstancesHoldOnlyTheirRow
         self.className = className
         self.isEmbedded = type is EmbeddedObject.Type
         self.properties = properties
@@ -204,9 +211,12 @@ enum ClassRegistry {
         /// Stored properties without `@Persisted`: ignored, unless they are the model's only properties or
         /// collections, which a user of Realm's older `dynamic var` style would expect to be stored.
         var unpersisted: [(name: String, value: Any)] = []
+        /// Whether a stored property other than a `@Persisted` wrapper was found (lazy storage included).
+        var hasOwnState = false
         for level in levels.reversed() {
             for child in level.children {
                 guard let wrapper = child.value as? any PersistedDescribing, let label = child.label else {
+                    hasOwnState = true
                     if let label = child.label, !label.hasPrefix("$__lazy") { unpersisted.append((label, child.value)) }
                     continue
                 }
@@ -269,7 +279,7 @@ enum ClassRegistry {
         return ObjectSchemaInfo(
             type: type, className: className, properties: byOrdinal,
             declarationOrder: byOrdinal.count == declared.count ? declared : byOrdinal,
-            slotCount: probe._slots.count, problems: problems)
+            slotCount: probe._slots.count, problems: problems, managedInstancesHoldOnlyTheirRow: !hasOwnState)
     }
 
     private static func validate(_ className: String, type: ObjectBase.Type, _ properties: [PropertyInfo]) -> [String] {
