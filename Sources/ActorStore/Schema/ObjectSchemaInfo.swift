@@ -183,13 +183,15 @@ enum ClassRegistry {
 
     private static func makeProbe(_ type: ObjectBase.Type) -> ObjectBase {
         let stack = ConstructionStack.current
-        let saved = (stack.values, stack.height, stack.discovering, stack.managedConstruction)
-        stack.values = PushedValues()
+        let savedValues = PushedValues()
+        stack.values.swapContents(with: savedValues)
+        let saved = (stack.height, stack.discovering, stack.managedConstruction)
         stack.height = 0
         stack.discovering = ObjectIdentifier(type)
         stack.managedConstruction = false
         let probe = type.init()
-        (stack.values, stack.height, stack.discovering, stack.managedConstruction) = saved
+        stack.values.swapContents(with: savedValues)
+        (stack.height, stack.discovering, stack.managedConstruction) = saved
         return probe
     }
 
