@@ -20,7 +20,7 @@ final class MXBox: Object {
     @Persisted var fields: Map<String, AnyRealmValue>
 }
 
-@Suite(.timeLimit(.minutes(10))) struct AnyRealmValueTests {
+@Suite(.timeLimit(.minutes(30))) struct AnyRealmValueTests {
     private func realm(_ url: URL? = nil) async throws -> Realm {
         var configuration = testConfiguration([MXBox.self, MXDog.self, MXCat.self])
         if let url { configuration.fileURL = url }

@@ -12,7 +12,7 @@ private func auditDescribe<C: RandomAccessCollection>(_ collection: C) -> String
     "\(collection.count): " + collection.map(\.name).joined(separator: ",")
 }
 
-@Suite(.timeLimit(.minutes(10))) struct CollectionTests {
+@Suite(.timeLimit(.minutes(30))) struct CollectionTests {
     @Test(.tags(.seed)) func invalidMapKeysAreRefused() async {
         // Map keys may not be empty, contain "." or start with "$" (as in Realm). Stopping or throwing from
         // write is fine; storing them is not.

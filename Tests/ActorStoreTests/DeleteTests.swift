@@ -76,7 +76,7 @@ private func deleteSomeResults(_ realm: isolated Realm) -> [String] {
     ]
 }
 
-@Suite(.timeLimit(.minutes(10))) struct DeleteTests {
+@Suite(.timeLimit(.minutes(30))) struct DeleteTests {
     @Test(.tags(.seed)) func deletingObjects() async throws {
         try await deleteNilsLinksAndLeavesLists(try await Realm(configuration: seedConfiguration()))
     }

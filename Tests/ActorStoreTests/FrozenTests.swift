@@ -7,7 +7,7 @@ import Testing
 
 // Frozen values: frozen objects, results and collections keep their version; thawing them.
 
-@Suite(.timeLimit(.minutes(10))) struct FrozenTests {
+@Suite(.timeLimit(.minutes(30))) struct FrozenTests {
     @Test(.tags(.seed)) func frozenValuesReadPropertiesLinksAndCollections() async throws {
         let realm = try await Realm(configuration: seedConfiguration())
         try await realm.write { realm in

@@ -22,7 +22,7 @@ private func auditIgnoredPropertyPerInstance(_ realm: isolated Realm) async thro
     return [first.tmpID, second.tmpID, second.name == "Anna" ? 1 : 0]
 }
 
-@Suite(.timeLimit(.minutes(10))) struct ModelTests {
+@Suite(.timeLimit(.minutes(30))) struct ModelTests {
     @Test(.tags(.seed)) func createObjectsThreeWays() async throws {
         let realm = try await Realm(configuration: seedConfiguration())
         let names = try await realm.write { realm -> [String] in

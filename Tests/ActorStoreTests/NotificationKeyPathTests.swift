@@ -27,7 +27,7 @@ private func names(_ change: ObjectChange<Frozen<KPPerson>>?) -> [String]? {
     return properties.map(\.name)
 }
 
-@Suite(.timeLimit(.minutes(10))) struct NotificationKeyPathTests {
+@Suite(.timeLimit(.minutes(30))) struct NotificationKeyPathTests {
     private func realm() async throws -> Realm {
         try await Realm(configuration: testConfiguration([KPDog.self, KPVet.self, KPPerson.self]))
     }

@@ -44,7 +44,7 @@ func update<T>(_ change: RealmCollectionChange<FrozenResults<T>>?) -> Update? {
     return (deletions, insertions, modifications)
 }
 
-@Suite(.timeLimit(.minutes(10))) struct NotificationTests {
+@Suite(.timeLimit(.minutes(30))) struct NotificationTests {
     private func realm() async throws -> Realm {
         try await Realm(configuration: testConfiguration([NTDog.self, NTPerson.self, NTOther.self]))
     }

@@ -6,7 +6,7 @@ import Testing
 // Object-by-object deletes: an object deleted twice is an error that names the fix, and a loop of deletes
 // leaves exactly the objects it did not delete.
 
-@Suite(.timeLimit(.minutes(10))) struct ObjectDeleteLoopTests {
+@Suite(.timeLimit(.minutes(30))) struct ObjectDeleteLoopTests {
     @Test func deletingAnObjectTwiceIsAnError() async throws {
         let realm = try await Realm(configuration: seedConfiguration())
         try await realm.write { realm in realm.create(SeedDog.self, value: ["name": "Rex"]) }

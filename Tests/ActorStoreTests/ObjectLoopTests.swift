@@ -25,7 +25,7 @@ private struct OLRow: Equatable {
     var friend: Int?
 }
 
-@Suite(.timeLimit(.minutes(10))) struct ObjectLoopTests {
+@Suite(.timeLimit(.minutes(30))) struct ObjectLoopTests {
     static let seeds: [UInt64] = {
         if let text = ProcessInfo.processInfo.environment["ACTORSTORE_LOOP_SEED"], let seed = UInt64(text) {
             return [seed]

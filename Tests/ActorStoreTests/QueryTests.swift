@@ -7,7 +7,7 @@ import Testing
 // Queries: the seeds' filtering examples through predicate strings, indexed properties, key paths through
 // links, and the index planner against the scan.
 
-@Suite(.timeLimit(.minutes(10))) struct QueryTests {
+@Suite(.timeLimit(.minutes(30))) struct QueryTests {
     /// Rows at the extremes of Int64 and around the old planner's 9.2e18 cut-off, in a primary key, an
     /// index and a plain column.
     static let values: [Int64] = [

@@ -29,7 +29,7 @@ private func auditWriteCopyInsideATransaction(_ realm: isolated Realm, to url: U
     try await realm.commitWrite()
 }
 
-@Suite(.timeLimit(.minutes(10))) struct RealmFileTests {
+@Suite(.timeLimit(.minutes(30))) struct RealmFileTests {
     /// Opens the engine on `config`'s file once the realm that last had it open has let go of it.
     private static func openEngine(_ config: Realm.Configuration) async throws -> StorageEngine {
         await Realm.waitUntilClosed(configuration: config)

@@ -20,7 +20,7 @@ private func resolveName(_ realm: isolated Realm, _ reference: ThreadSafeReferen
     realm.resolve(reference)?.name
 }
 
-@Suite(.timeLimit(.minutes(10))) struct ThreadSafeReferenceTests {
+@Suite(.timeLimit(.minutes(30))) struct ThreadSafeReferenceTests {
     @Test(.tags(.seed)) func threadSafeReferenceResolvesInAnotherRealm() async throws {
         let config = seedConfiguration()
         let realm = try await Realm(configuration: config)

@@ -70,7 +70,7 @@ enum WaiterOutcome: Equatable, Sendable {
     }
 
     // The limit turns a waiter left waiting (the turn not passed on) into a failure instead of a hang.
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.timeLimit(.minutes(30)))
     func waitingWritersEachGetTheirTurnWhenTheCommitPoisonsTheFile() async throws {
         let faulty = FaultInjectingFileSystem(base: MemoryFileSystem(tracksDurability: true))
         let path = "/db/\(UUID().uuidString).realm"

@@ -125,7 +125,7 @@ private func readThenCancel(_ realm: isolated Realm) async throws -> (Bool, Bool
     return (before, dog.isInvalidated)
 }
 
-@Suite(.timeLimit(.minutes(10))) struct TransactionTests {
+@Suite(.timeLimit(.minutes(30))) struct TransactionTests {
     /// Opens a transaction, adds a book, and waits for `gate` before committing.
     private static func addBook(
         _ realm: isolated Realm, id: Int, opened: @Sendable () -> Void, gate: AsyncStream<Void>

@@ -33,7 +33,7 @@ private func auditInvalidateThenRead(_ realm: isolated Realm, other: Realm) asyn
     return [before, realm.objects(AuditDog.self).count]
 }
 
-@Suite(.timeLimit(.minutes(10))) struct VersionTests {
+@Suite(.timeLimit(.minutes(30))) struct VersionTests {
     @Test(.tags(.seed)) func seeingChangesFromOtherRealms() async throws {
         let config = seedConfiguration()
         let a = try await Realm(configuration: config)

@@ -78,7 +78,7 @@ private func autoUpdatingResults(_ realm: isolated Realm) async throws {
     #expect(puppies.isEmpty)
 }
 
-@Suite(.timeLimit(.minutes(10))) struct WriteTests {
+@Suite(.timeLimit(.minutes(30))) struct WriteTests {
     @Test(.tags(.seed)) func updateNeedsAPrimaryKey() async {
         // "You may not pass update: true for object types which don't define a primary key." Refusing it by
         // stopping (a programmer error) or by throwing from write is fine; silently adding is not.
