@@ -365,7 +365,7 @@ final class RealmContext {
 
     /// A managed instance for row `key` of `binding`, for a loop that hands out one object per row
     /// (`for object in results`, `results.update { }`): `spare`, the object the loop handed out last, pointed
-    /// at the row when nothing can tell, else a new object, which becomes the spare.
+    /// at the row when nothing can tell, else a new object, which becomes the spare if its class can be reused.
     ///
     /// Making an object (its class's `init()`, the property wrappers' initialisers, `deinit`) was about a
     /// fifth of an object-by-object update or delete loop. Reuse is invisible to the program because it
@@ -390,7 +390,8 @@ final class RealmContext {
             return object
         }
         let object = makeObject(binding, key, location: location)
-        spare = object
+        // A class with state of its own is never reused: keeping its object would only delay freeing it.
+        if binding.info.managedInstancesHoldOnlyTheirRow { spare = object }
         return object
     }
 
