@@ -43,7 +43,12 @@ struct WriterProgressTests {
     /// that a machine (or ThreadSanitizer, or other suites loading the pool) slowing everyone down does not
     /// fail it. With the fix a commit costs the readers a few thousand reads at most (they give their
     /// threads up as soon as the writer waits for one); before it, the writer made no commit at all while
-    /// the readers ran through their budget. The deadline only bounds a failing run.
+    /// the readers ran through their budget.
+    ///
+    /// The deadline bounds the run. A run that reaches it with read budget left — everyone slow, as under
+    /// ThreadSanitizer with every other suite loading the same two threads (a CI run got 5 of 10 commits
+    /// in) — is judged by the same measure: no more than `readBudget / commits` reads per reader per commit,
+    /// and at least one commit.
     @Test(arguments: ReaderLoop.allCases)
     func durableWriterProgressesWhileReadersLoopWithoutYielding(_ loop: ReaderLoop) async throws {
         var configuration = testConfiguration([WriterProgressItem.self], durability: .full)
@@ -64,9 +69,11 @@ struct WriterProgressTests {
         let deadline = ContinuousClock.now.advanced(by: .seconds(120))
         // Set by the writer after its last commit, or by a reader out of budget or time: whoever is first.
         let stop = Locked(false)
-        // How many commits the writer had finished when the readers stopped, and how many reads they did.
-        let (writes, reads, missed, writerFinishedFirst) = try await withThrowingTaskGroup(
-            of: (writes: Int, reads: Int, missed: Int, finished: Bool).self
+        let started = ContinuousClock.now
+        // How many commits the writer had finished when the readers stopped, how many reads they did, and
+        // whether a reader stopped because it ran out of budget.
+        let (writes, reads, missed, writerFinishedFirst, outOfBudget) = try await withThrowingTaskGroup(
+            of: (writes: Int, reads: Int, missed: Int, finished: Bool, outOfBudget: Bool).self
         ) { group in
             for (index, reader) in readers.enumerated() {
                 group.addTask {
@@ -80,7 +87,7 @@ struct WriterProgressTests {
                     }
                     // Out of budget (or time): the writer is too late from now on.
                     stop.withLock { $0 = true }
-                    return (0, reads, missed, false)
+                    return (0, reads, missed, false, reads >= readBudget)
                 }
             }
             group.addTask {
@@ -98,22 +105,33 @@ struct WriterProgressTests {
                     stop = true
                     return first
                 }
-                return (writes, 0, 0, finished && writes == commits)
+                return (writes, 0, 0, finished && writes == commits, false)
             }
-            var total = (writes: 0, reads: 0, missed: 0, finished: false)
+            var total = (writes: 0, reads: 0, missed: 0, finished: false, outOfBudget: false)
             for try await part in group {
                 total.writes += part.writes
                 total.reads += part.reads
                 total.missed += part.missed
                 total.finished = total.finished || part.finished
+                total.outOfBudget = total.outOfBudget || part.outOfBudget
             }
             return total
         }
+        let elapsed = ContinuousClock.now - started
+        let progress = "\(writes) of \(commits) commits and \(reads) reads in \(elapsed)"
 
-        #expect(writes == commits, "the writer finished \(writes) of \(commits) commits while the readers looped")
+        if !writerFinishedFirst && !outOfBudget {
+            // The deadline came first, with read budget left: judged by the same measure, reads per commit.
+            print("[writer progress, \(loop)] the deadline came first: \(progress)")
+            #expect(
+                writes > 0 && reads <= writes * (readBudget / commits) * readerCount,
+                "the readers did more than \(readBudget / commits) reads each per commit: \(progress)")
+        } else {
+            #expect(writes == commits, "the writer finished \(progress) while the readers looped")
+            #expect(
+                writerFinishedFirst, "a reader ran out of its \(readBudget) reads first: \(progress)")
+        }
         #expect(reads <= readerCount * readBudget)
-        #expect(
-            writerFinishedFirst, "a reader ran out of its \(readBudget) reads (or of time) before the writer was done")
         #expect(reads > 0)
         #expect(missed == 0)
         let stored = await setup.read { $0.objects(WriterProgressItem.self).count }
