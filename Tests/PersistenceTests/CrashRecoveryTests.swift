@@ -164,8 +164,8 @@ struct CrashRecoveryTests {
                 for worker in 0..<workers {
                     group.addTask {
                         var total = (recovered: 0, images: 0)
-                        for cut in stride(from: worker, to: cuts.count, by: workers).map({ cuts[$0] }) {
-                            let part = await Self.recoverImages(cutAt: cut, of: workload, seed: seed)
+                        for index in stride(from: worker, to: cuts.count, by: workers) {
+                            let part = await Self.recoverImages(cutAt: cuts[index], of: workload, seed: seed)
                             total.recovered += part.recovered
                             total.images += part.images
                         }
