@@ -43,6 +43,58 @@ struct PatchedUpdateTests {
         }
     }
 
+    @Test("A patch of values as long as the ones they replace copies the row whole and writes over them")
+    func sameSizePatchesMatchFullEncoding() throws {
+        // Every column stored, and patches of the same width: the path that copies the old row in one piece.
+        // Narrow rows (1-byte offsets) and wide ones (a long string: 2-byte offsets) both.
+        var rng = SplitMix64(seed: testSeed("sameSizePatchesMatchFullEncoding"))
+        let types = [
+            ColumnType(.int64), ColumnType(.string), ColumnType(.double), ColumnType(.bool),
+            ColumnType(.int64, optional: true), ColumnType(.date),
+        ]
+        let buffer = RecordBuffer(capacity: 64)
+        for iteration in 0..<2_000 {
+            let name = String(repeating: "n", count: iteration % 2 == 0 ? 5 : 400)
+            let values: [Value] = [
+                .int(Int64(bitPattern: rng.next())), .string(name), .double(Double(rng.next() % 1000) / 8),
+                .bool(rng.next() % 2 == 0), .int(Int64(rng.next() % 100)),
+                .date(Date(timeIntervalSinceReferenceDate: Double(rng.next() % 10_000))),
+            ]
+            var expected = values
+            var patches: [RowEncoder.Patch] = []
+            for column in [0, 2, 3, 4, 5] where rng.next() % 2 == 0 {
+                let value: Value =
+                    switch column {
+                    case 0: .int(Int64(bitPattern: rng.next()))
+                    case 2: .double(Double(rng.next() % 1000) / 8)
+                    case 3: .bool(rng.next() % 2 == 0)
+                    case 4: .int(Int64(rng.next() % 100))
+                    default: .date(Date(timeIntervalSinceReferenceDate: Double(rng.next() % 10_000)))
+                    }
+                patches.append((column, value))
+                expected[column] = value
+            }
+            // A string of the same length, other letters: same size, other bytes.
+            if rng.next() % 2 == 0 {
+                let renamed = Value.string(String(repeating: "m", count: name.utf8.count))
+                patches.append((1, renamed))
+                expected[1] = renamed
+            }
+            let oldBytes = rows.encodeRow(values, types)
+            try oldBytes.withUnsafeBytes { raw in
+                let old = try RowView(raw)
+                let dataLength = try #require(RowEncoder.patchedDataSize(old, patches, types: types))
+                #expect(dataLength == old.dataLength)
+                let start = buffer.count
+                let length = RowEncoder.encode(
+                    patching: old, with: patches, types: types, dataLength: dataLength, into: buffer)
+                let written = Array(buffer.bytes(at: start, count: length))
+                #expect(written == rows.encodeRow(expected, types), "iteration \(iteration): \(patches)")
+                #expect(try rows.decodeRow(written, types) == expected)
+            }
+        }
+    }
+
     @Test("A stored row with more columns than the schema is not patched")
     func moreStoredColumnsThanTheSchema() throws {
         let types = [ColumnType(.int64), ColumnType(.string)]

@@ -200,6 +200,8 @@ extension WriteTransaction {
         var changed = ColumnSet()
         changed.insert(column)
         let linkColumns = schema.type.scalar == .link ? [column] : []
+        let types = cache.types
+        let single = schema.type.collection == .single
         // One array for every row: its value is replaced in place.
         var patches: [RowEncoder.Patch] = [(column, .null)]
         do throws(StorageError) {
@@ -225,24 +227,26 @@ extension WriteTransaction {
                     // dropped from `scratch` by what `transform` did.
                     let unmoved = holds && cipher == nil
                     let old = unmoved ? view : try rowView(at: current)
-                    let normalized = try RowEncoder.validate(new, for: schema.type, column: schema.name)
+                    let normalized =
+                        single && RowEncoder.isPlainSingle(new, schema.type)
+                        ? new : try RowEncoder.validate(new, for: schema.type, column: schema.name)
                     guard try (unmoved ? oldValue : old.value(at: column, type: schema.type)) != normalized else {
                         continue
                     }
-                    try checkLinks(normalized, schema)
+                    if !linkColumns.isEmpty { try checkLinks(normalized, schema) }
                     patches[0].value = normalized
-                    guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: cache.types) else {
+                    guard let dataLength = RowEncoder.patchedDataSize(old, patches, types: types) else {
                         recordModify(
                             tableID, key, try updateDecoded(tableID, key, patches, reportingUnchanged: false))
                         if holds { epoch = locationEpoch }  // only this row moved
                         continue
                     }
-                    try RowEncoder.checkRowSize(dataSize: dataLength, columnCount: cache.types.count)
-                    reserveRoom(rowData: dataLength, columns: cache.types.count)
+                    try RowEncoder.checkRowSize(dataSize: dataLength, columnCount: types.count)
+                    reserveRoom(rowData: dataLength, columns: types.count)
                     let source = current.offset >= recordStart ? try rowView(at: current) : old
                     let encode = { (buffer: RecordBuffer) in
                         RowEncoder.encode(
-                            patching: source, with: patches, types: cache.types, dataLength: dataLength, into: buffer)
+                            patching: source, with: patches, types: types, dataLength: dataLength, into: buffer)
                     }
                     if linkColumns.isEmpty {
                         let written = try appendUpsertOp(tableID, key, encode: encode).location

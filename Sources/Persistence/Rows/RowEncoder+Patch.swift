@@ -35,6 +35,9 @@ extension RowEncoder {
     ) -> Int {
         let columnCount = types.count
         let width = RowFormat.offsetWidth(forDataLength: dataLength)
+        if let length = encodeInPlace(patching: old, with: patches, types: types, width: width, into: buffer) {
+            return length
+        }
         let headerSize = RowFormat.headerSize(columnCount: columnCount, offsetWidth: width)
         buffer.append(count: headerSize + dataLength) { row in
             row.storeBytes(of: UInt16(columnCount).littleEndian, as: UInt16.self)
@@ -54,5 +57,33 @@ extension RowEncoder {
             precondition(writer.offset == dataLength, "RowEncoder.encode(patching:): the data length is not the sum")
         }
         return headerSize + dataLength
+    }
+
+    /// The common case of ``encode(patching:with:types:dataLength:into:)``: `old` stores every column, with
+    /// end offsets `width` bytes wide, and each patch takes as many bytes as the value it replaces (a number
+    /// replacing a number). Then no offset moves: the row is `old` copied as a whole, with the patched
+    /// columns written over their bytes. Returns nil, appending nothing, in any other case.
+    @inline(__always)
+    private static func encodeInPlace(
+        patching old: RowView, with patches: [Patch], types: [ColumnType], width: Int, into buffer: RecordBuffer
+    ) -> Int? {
+        guard old.columnCount == types.count, old.endOffsetWidth == width else { return nil }
+        for patch in patches {
+            guard let bytes = old.columnBytes(patch.column),
+                columnSize(patch.value, type: types[patch.column]) == bytes.count
+            else { return nil }
+        }
+        let source = old.encodedBytes
+        buffer.append(count: source.count) { row in
+            row.copyMemory(from: source.baseAddress.unsafelyUnwrapped, byteCount: source.count)
+            for patch in patches {
+                let start = old.columnStart(patch.column).unsafelyUnwrapped
+                let count = old.columnBytes(patch.column).unsafelyUnwrapped.count
+                var writer = RowByteWriter(base: row + start, limit: count)
+                writeColumn(patch.value, type: types[patch.column], into: &writer)
+                precondition(writer.offset == count, "RowEncoder.encode(patching:): the column size changed")
+            }
+        }
+        return source.count
     }
 }
