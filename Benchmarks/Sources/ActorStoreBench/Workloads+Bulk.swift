@@ -261,12 +261,17 @@ extension Bench {
     /// Timed: all the commits. Checked: count and checksum.
     func w13() async throws {
         let n = plan.commits
+        let interleaved = InterleavedShares()
         try await run(
             "W13", "\(n) serial single-object durable transactions, GRDB at synchronous=FULL",
             metrics: [
                 Metric(key: "rate", label: "serial durable commits/s (GRDB synchronous=FULL)", unit: "/s", higherIsBetter: true),
                 Metric(key: "p50", label: "commit latency p50", unit: "µs"),
                 Metric(key: "control", label: "control: raw append + fdatasync p50, just before the run", unit: "µs"),
+                Metric(
+                    key: "interleaved",
+                    label: "interleaved: durable commits/s, blocks of \(Self.interleavedBlock) taking turns with GRDB raw",
+                    unit: "/s", higherIsBetter: true, engines: [.actorStore, .grdbRaw]),
             ],
             engines: [
                 .actorStore: { [self] in
@@ -278,18 +283,74 @@ extension Bench {
                     (sample.metrics["rate"], sample.metrics["p50"]) = try await serialCommits(realm, n)
                     let (count, digest) = await realmSummary(realm, Item.self)
                     sample.checks = checks(count: count, digest: digest)
+                    sample.metrics["interleaved"] = try await interleaved.share(of: .actorStore) {
+                        try await interleavedCommits(n)
+                    }
                     return sample
                 },
                 .grdbRecords: { [self] in try await grdbFullCommits(n, raw: false) },
-                .grdbRaw: { [self] in try await grdbFullCommits(n, raw: true) },
+                .grdbRaw: { [self] in
+                    var sample = try await grdbFullCommits(n, raw: true)
+                    sample.metrics["interleaved"] = try await interleaved.share(of: .grdbRaw) {
+                        try await interleavedCommits(n)
+                    }
+                    return sample
+                },
             ])
     }
 
-    private func grdbFullCommits(_ n: Int, raw: Bool) async throws -> Sample {
-        var sample = Sample()
-        sample.metrics["control"] = try appendSyncP50(samples: 200) * 1e6
-        let path = workspace.newPath("w13", "sqlite")
-        defer { workspace.remove(path) }
+    /// Commits per block of W13's interleaved row: some 10–30 ms of syncs, short enough that both engines
+    /// see the same disk (whose sync latency drifts by 2× over seconds on a shared VM).
+    static let interleavedBlock = 50
+
+    /// W13's interleaved row: `n` durable single-object commits on each engine (ActorStore `.full`, GRDB raw
+    /// at `synchronous=FULL`), in blocks of ``interleavedBlock`` taking turns, which engine goes first
+    /// alternating by block: (ActorStore commits/s, GRDB raw commits/s), each over its own blocks' time.
+    /// Checked: both stores hold the same objects afterwards.
+    private func interleavedCommits(_ n: Int) async throws -> (actorStore: Double, grdbRaw: Double) {
+        let realmPath = workspace.newPath("w13i", "realm")
+        let poolPath = workspace.newPath("w13i", "sqlite")
+        defer {
+            workspace.remove(realmPath)
+            workspace.remove(poolPath)
+        }
+        let realm = try await Realm(configuration: Workspace.realmConfiguration(realmPath))
+        let pool = try await openFullPool(poolPath)
+        defer { try? pool.close() }
+        var realmNanos: UInt64 = 0
+        var poolNanos: UInt64 = 0
+        let block = Self.interleavedBlock
+        for (index, start) in stride(from: 0, to: n, by: block).enumerated() {
+            let ids = start..<min(start + block, n)
+            for side in index % 2 == 0 ? [0, 1] : [1, 0] {
+                let t = monotonicNanos()
+                if side == 0 {
+                    for i in ids {
+                        try await realm.write { realm in
+                            let object = Item()
+                            object.fill(i)
+                            realm.add(object)
+                        }
+                    }
+                    realmNanos += monotonicNanos() - t
+                } else {
+                    for i in ids {
+                        try await pool.write { db in try Raw.insert(try db.cachedStatement(sql: Raw.insertSQL), db, i) }
+                    }
+                    poolNanos += monotonicNanos() - t
+                }
+            }
+        }
+        let realmSummary = await realmSummary(realm, Item.self)
+        let poolSummary = try await pool.read { db in try Schema.summary(db) }
+        guard realmSummary == poolSummary, realmSummary.0 == n else {
+            throw Failure("W13 interleaved: ActorStore holds \(realmSummary), GRDB \(poolSummary), of \(n) commits")
+        }
+        return (Double(n) / (Double(realmNanos) / 1e9), Double(n) / (Double(poolNanos) / 1e9))
+    }
+
+    /// A GRDB pool at `path` whose writer runs at `synchronous=FULL` (checked), with W13's table.
+    private func openFullPool(_ path: String) async throws -> DatabasePool {
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         let pool = try DatabasePool(path: path, configuration: configuration)
@@ -303,10 +364,37 @@ extension Bench {
             return try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
         }
         guard mode == 2 else { throw Failure("W13: GRDB's writer runs with synchronous=\(mode), not FULL (2)") }
+        return pool
+    }
+
+    private func grdbFullCommits(_ n: Int, raw: Bool) async throws -> Sample {
+        var sample = Sample()
+        sample.metrics["control"] = try appendSyncP50(samples: 200) * 1e6
+        let path = workspace.newPath("w13", "sqlite")
+        defer { workspace.remove(path) }
+        let pool = try await openFullPool(path)
         (sample.metrics["rate"], sample.metrics["p50"]) = try await serialCommits(pool, n, raw: raw)
         let (count, digest) = try await pool.read { db in try Schema.summary(db) }
         sample.checks = checks(count: count, digest: digest)
         try pool.close()
         return sample
+    }
+}
+
+/// The two engines' values of one interleaved session (W13), measured once per round by whichever engine
+/// of the two runs first and handed to the other.
+/// @unchecked: one task drives the benchmark; the engines of a round run one after the other.
+final class InterleavedShares: @unchecked Sendable {
+    private var waiting: [Engine: Double] = [:]
+
+    /// `engine`'s value: the one waiting for it, or, if none waits, `measure`'s (the other engine's then
+    /// waits for it).
+    func share(
+        of engine: Engine, _ measure: () async throws -> (actorStore: Double, grdbRaw: Double)
+    ) async throws -> Double {
+        if let value = waiting.removeValue(forKey: engine) { return value }
+        let (actorStore, grdbRaw) = try await measure()
+        waiting = engine == .actorStore ? [.grdbRaw: grdbRaw] : [.actorStore: actorStore]
+        return engine == .actorStore ? actorStore : grdbRaw
     }
 }
