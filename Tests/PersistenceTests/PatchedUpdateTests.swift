@@ -91,6 +91,20 @@ struct PatchedUpdateTests {
                 let written = Array(buffer.bytes(at: start, count: length))
                 #expect(written == rows.encodeRow(expected, types), "iteration \(iteration): \(patches)")
                 #expect(try rows.decodeRow(written, types) == expected)
+                // The copying path itself takes these patches, and writes the same bytes.
+                let width = RowFormat.offsetWidth(forDataLength: dataLength)
+                let copyStart = buffer.count
+                let copied = RowEncoder.encodeInPlace(
+                    patching: old, with: patches, types: types, width: width, into: buffer)
+                #expect(copied == length)
+                #expect(Array(buffer.bytes(at: copyStart, count: copied ?? 0)) == written)
+                // A value of another size is not its case: nothing is appended.
+                let longer = patches.filter { $0.column != 1 } + [(1, Value.string(name + "x"))]
+                let before = buffer.count
+                #expect(
+                    RowEncoder.encodeInPlace(patching: old, with: longer, types: types, width: width, into: buffer)
+                        == nil)
+                #expect(buffer.count == before)
             }
         }
     }

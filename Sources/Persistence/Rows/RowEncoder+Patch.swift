@@ -62,9 +62,10 @@ extension RowEncoder {
     /// The common case of ``encode(patching:with:types:dataLength:into:)``: `old` stores every column, with
     /// end offsets `width` bytes wide, and each patch takes as many bytes as the value it replaces (a number
     /// replacing a number). Then no offset moves: the row is `old` copied as a whole, with the patched
-    /// columns written over their bytes. Returns nil, appending nothing, in any other case.
+    /// columns written over their bytes. Returns the row's length, or nil, appending nothing, in any other
+    /// case.
     @inline(__always)
-    private static func encodeInPlace(
+    static func encodeInPlace(
         patching old: RowView, with patches: [Patch], types: [ColumnType], width: Int, into buffer: RecordBuffer
     ) -> Int? {
         guard old.columnCount == types.count, old.endOffsetWidth == width else { return nil }
@@ -74,14 +75,16 @@ extension RowEncoder {
             else { return nil }
         }
         let source = old.encodedBytes
+        let base = source.baseAddress.unsafelyUnwrapped
         buffer.append(count: source.count) { row in
-            row.copyMemory(from: source.baseAddress.unsafelyUnwrapped, byteCount: source.count)
+            row.copyMemory(from: base, byteCount: source.count)
             for patch in patches {
-                let start = old.columnStart(patch.column).unsafelyUnwrapped
-                let count = old.columnBytes(patch.column).unsafelyUnwrapped.count
-                var writer = RowByteWriter(base: row + start, limit: count)
+                // Checked above: the row stores the column, and the value takes its bytes exactly.
+                let bytes = old.columnBytes(patch.column).unsafelyUnwrapped
+                var writer = RowByteWriter(
+                    base: row + base.distance(to: bytes.baseAddress.unsafelyUnwrapped), limit: bytes.count)
                 writeColumn(patch.value, type: types[patch.column], into: &writer)
-                precondition(writer.offset == count, "RowEncoder.encode(patching:): the column size changed")
+                precondition(writer.offset == bytes.count, "RowEncoder.encode(patching:): the column size changed")
             }
         }
         return source.count

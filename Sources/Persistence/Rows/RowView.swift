@@ -71,15 +71,6 @@ package struct RowView {
     /// The width of one end offset in the header: 1, 2 or 4.
     package var endOffsetWidth: Int { offsetWidth }
 
-    /// Where column `i`'s bytes start, from the start of the row (not of the data section); nil if the row
-    /// has fewer columns.
-    @inline(__always)
-    package func columnStart(_ i: Int) -> Int? {
-        guard i >= 0, i < columnCount else { return nil }
-        let start = i == 0 ? 0 : Self.end(i &- 1, ends: base + RowFormat.fixedHeaderSize, width: offsetWidth)
-        return base.distance(to: data) &+ start
-    }
-
     /// The end offset of column `i`, relative to the data section.
     @inline(__always)
     private static func end(_ i: Int, ends: UnsafeRawPointer, width: Int) -> Int {
