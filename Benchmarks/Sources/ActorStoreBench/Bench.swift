@@ -101,24 +101,30 @@ func insertObjects(_ realm: Realm, _ range: Range<Int>, indexed: Bool) async thr
 /// Commits objects `0..<n` into `realm`, one `write` each, serially: (commits per second, p50 latency in µs).
 /// What W2's serial part, W13 and W14 time on the ActorStore side (the realm's durability sets which).
 func serialCommits(_ realm: Realm, _ n: Int) async throws -> (rate: Double, p50: Double) {
-    try await serialCommits(n) { i in
-        try await realm.write { realm in
-            let object = Item()
-            object.fill(i)
-            realm.add(object)
-        }
+    try await serialCommits(n) { i in try await commitOne(realm, i) }
+}
+
+/// One `write` adding object `i`: a commit of ``serialCommits(_:_:)``.
+func commitOne(_ realm: Realm, _ i: Int) async throws {
+    try await realm.write { realm in
+        let object = Item()
+        object.fill(i)
+        realm.add(object)
+    }
+}
+
+/// One `pool.write` inserting row `i`, by a raw statement or a record: a commit of GRDB's ``serialCommits``.
+func commitOne(_ pool: DatabasePool, _ i: Int, raw: Bool) async throws {
+    if raw {
+        try await pool.write { db in try Raw.insert(try db.cachedStatement(sql: Raw.insertSQL), db, i) }
+    } else {
+        try await pool.write { db in try ItemRecord(i).insert(db) }
     }
 }
 
 /// GRDB's side of ``serialCommits(_:_:)``: one `pool.write` per object, raw statements or records.
 func serialCommits(_ pool: DatabasePool, _ n: Int, raw: Bool) async throws -> (rate: Double, p50: Double) {
-    try await serialCommits(n) { i in
-        if raw {
-            try await pool.write { db in try Raw.insert(try db.cachedStatement(sql: Raw.insertSQL), db, i) }
-        } else {
-            try await pool.write { db in try ItemRecord(i).insert(db) }
-        }
-    }
+    try await serialCommits(n) { i in try await commitOne(pool, i, raw: raw) }
 }
 
 /// Runs `commit(i)` for `i` in `0..<n`, timing each: (per second, p50 in µs).

@@ -325,18 +325,10 @@ extension Bench {
             for side in index % 2 == 0 ? [0, 1] : [1, 0] {
                 let t = monotonicNanos()
                 if side == 0 {
-                    for i in ids {
-                        try await realm.write { realm in
-                            let object = Item()
-                            object.fill(i)
-                            realm.add(object)
-                        }
-                    }
+                    for i in ids { try await commitOne(realm, i) }
                     realmNanos += monotonicNanos() - t
                 } else {
-                    for i in ids {
-                        try await pool.write { db in try Raw.insert(try db.cachedStatement(sql: Raw.insertSQL), db, i) }
-                    }
+                    for i in ids { try await commitOne(pool, i, raw: true) }
                     poolNanos += monotonicNanos() - t
                 }
             }
