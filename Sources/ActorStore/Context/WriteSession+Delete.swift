@@ -26,9 +26,16 @@ extension WriteSession {
     }
 
     /// Deletes a managed object (and the embedded objects it owns).
+    ///
+    /// Runs for every object of a delete loop, so, as ``update(_:ordinal:value:)``, it reads what it needs of
+    /// the object in place (a copy of its `ManagedState` retains and releases two references) and the
+    /// unowned `context` once (each use retains and releases it).
     func delete(_ object: ObjectBase) {
-        guard failure == nil else { return }
-        guard let managed = object._managed, managed.context === context else {
+        let context = self.context
+        guard context.transaction.failure(of: self) == nil else { return }
+        guard let binding = object._managed?.table, let key = object._managed?.key,
+            object._managed?.context === context
+        else {
             fail(
                 RealmError(
                     .invalidObject,
@@ -39,12 +46,12 @@ extension WriteSession {
         }
         // No look-up first: the delete finds the row (or that there is none) itself, or is told where it is
         // (the object's cached location holds while the context's stamp is unchanged: every change bumps it).
-        let known = managed.stamp == context.stamp ? managed.location : nil
-        guard deleteRow(managed.table, managed.key, knownLocation: known) != false else {
+        let known = object._managed?.stamp == context.stamp ? object._managed?.location : nil
+        guard deleteRow(binding, key, knownLocation: known) != false else {
             fail(
                 RealmError(
                     .invalidObject,
-                    "This \(managed.table.info.className) was already deleted; check isInvalidated before deleting."))
+                    "This \(binding.info.className) was already deleted; check isInvalidated before deleting."))
             return
         }
     }
