@@ -56,6 +56,11 @@ struct SharedFileTests {
                     if !said.hasPrefix("MANAGE \(operation[0]) refused alreadyOpen") {
                         failures.append("\(operation[0]) while a \(mode) process holds the file: \(tried.lines)")
                     }
+                    // Deleting and compacting name the process that holds the file (fcntl(F_GETLK)).
+                    let named = "open in another process (pid \(holder.process.processIdentifier))"
+                    if operation[0] != "copyover", !said.contains(named) {
+                        failures.append("\(operation[0]) refused without naming the holder (\(named)): \(said)")
+                    }
                 }
                 if !FileManager.default.fileExists(atPath: file) { failures.append("the held file was deleted") }
                 holder.closeInput()

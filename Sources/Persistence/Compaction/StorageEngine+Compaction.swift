@@ -153,7 +153,9 @@ extension StorageEngine {
     private func compactNow() async throws(StorageError) {
         // Compaction renames a new file over the store: never under another process that has it open
         // (checked again, for real, around the rename).
-        if core.withLock({ $0.presence?.othersHaveItOpen ?? false }) { throw PresenceLock.openElsewhere(path) }
+        if let presence = core.withLock({ $0.presence }), presence.othersHaveItOpen {
+            throw PresenceLock.openElsewhere(path, holder: presence.otherProcess)
+        }
         let foreignCatchUps = core.withLock { $0.foreignCatchUps }
         let snapshot = try snapshot()
         let header = core.withLock { $0.header }
@@ -233,7 +235,9 @@ extension StorageEngine {
             if let presence = core.withLock({ $0.presence }) {
                 // Exclusive around the rename: no other process has the old file open, and none opens the
                 // store until the new one is in place.
-                guard try presence.whileAlone(rename) != nil else { throw PresenceLock.openElsewhere(path) }
+                guard try presence.whileAlone(rename) != nil else {
+                    throw PresenceLock.openElsewhere(path, holder: presence.otherProcess)
+                }
             } else {
                 try rename()
             }

@@ -143,15 +143,18 @@ package final class PresenceLock: Sendable {
         let (descriptor, opened) = try table.withLock { table throws(StorageError) -> (Int32, Bool) in
             if var entry = table[path] {
                 guard !entry.exclusive else { throw openElsewhere(storePath) }
-                guard setLock(entry.descriptor, type: F_WRLCK) else { throw openElsewhere(storePath) }
+                guard setLock(entry.descriptor, type: F_WRLCK) else {
+                    throw openElsewhere(storePath, holder: otherHolder(entry.descriptor))
+                }
                 entry.exclusive = true
                 table[path] = entry
                 return (entry.descriptor, false)
             }
             let descriptor = try openLockFile(path)
             guard setLock(descriptor, type: F_WRLCK) else {
+                let holder = otherHolder(descriptor)
                 _ = systemCloseLock(descriptor)
-                throw openElsewhere(storePath)
+                throw openElsewhere(storePath, holder: holder)
             }
             table[path] = Entry(descriptor: descriptor, holders: 0, exclusive: true)
             return (descriptor, true)
@@ -184,6 +187,13 @@ package final class PresenceLock: Sendable {
             guard fcntl(descriptor, F_GETLK, &query) == 0 else { return false }
             return Int32(query.l_type) != Int32(F_UNLCK)
         }
+    }
+
+    /// The process ID of a process that holds this store's lock file, if another process does and the
+    /// system says which (it may not, for a holder in another PID namespace or on another host): for naming
+    /// that process in a refusal.
+    package var otherProcess: Int32? {
+        Self.table.withLock { table in table[path].flatMap { Self.otherHolder($0.descriptor) } }
     }
 
     /// Whether the store is open in another process, or in another engine of this one (a test's second
@@ -453,6 +463,17 @@ package final class PresenceLock: Sendable {
         return description
     }
 
+    /// The process ID of a process holding a lock on byte 0 that keeps this process from locking it
+    /// exclusively (`fcntl(F_GETLK)`, which reports one of them), or nil: none, or a holder the system cannot
+    /// name (`l_pid` 0 or less, as for a holder in another PID namespace).
+    private static func otherHolder(_ descriptor: Int32) -> Int32? {
+        var query = lockDescription(type: F_WRLCK)
+        guard fcntl(descriptor, F_GETLK, &query) == 0, Int32(query.l_type) != Int32(F_UNLCK), query.l_pid > 0 else {
+            return nil
+        }
+        return Int32(query.l_pid)
+    }
+
     /// Sets a byte's record lock without waiting (`fcntl(F_SETLK)`; byte 0, the presence lock, unless
     /// told); false when another process holds a conflicting one (or the call failed: treated as held, so
     /// nothing destructive runs).
@@ -483,10 +504,13 @@ package final class PresenceLock: Sendable {
                 + "realms on one path share their file.")
     }
 
-    static func openElsewhere(_ storePath: String) -> StorageError {
-        StorageError(
+    /// The refusal of an operation that another process's hold on the store forbids; names that process
+    /// when its ID is known.
+    static func openElsewhere(_ storePath: String, holder: Int32? = nil) -> StorageError {
+        let who = holder.map { "another process (pid \($0))" } ?? "another process"
+        return StorageError(
             .alreadyOpen,
-            "'\(storePath)' is open in another process (its lock file '\(lockPath(forStore: storePath))' is held). "
+            "'\(storePath)' is open in \(who) (its lock file '\(lockPath(forStore: storePath))' is held). "
                 + "Close it there first: release every Realm on it and await Realm.waitUntilClosed(configuration:).")
     }
 }
