@@ -57,11 +57,14 @@ extension WriteSession {
     }
 
     /// Deletes the rows `keys` of `binding`'s table (and the embedded objects they own). A key deleted
-    /// meanwhile (an embedded object whose parent came first) is skipped.
-    func delete(_ keys: [ObjectKey], of binding: TableBinding) {
+    /// meanwhile (an embedded object whose parent came first) is skipped. `locations`, when given, is where
+    /// each row is now (a query's scan read them at the current version), which spares looking them up.
+    func delete(_ keys: [ObjectKey], locations: [RowLocation]? = nil, of binding: TableBinding) {
         guard !binding.embeddedLinkColumns.isEmpty else {
             // Nothing to cascade to: one engine call for every row.
-            _ = run { () throws(StorageError) in try transaction.delete(binding.tableID, keys: keys) }
+            _ = run { () throws(StorageError) in
+                try transaction.delete(binding.tableID, keys: keys, locations: locations)
+            }
             return
         }
         for key in keys {

@@ -105,8 +105,10 @@ extension Realm {
             for object in Array(results) { session.delete(object) }
             return
         }
-        // By key: no object is made for a row only to delete it.
-        session.delete(results.keys, of: binding)
+        // By key: no object is made for a row only to delete it. A query that scanned the rows knows where
+        // each match is (at the current version: `matches` is recomputed whenever rows may have moved).
+        let (keys, locations) = results.matches
+        session.delete(keys, locations: locations, of: binding)
     }
 
     /// Deletes every object in the realm. The schema stays.

@@ -473,9 +473,16 @@ package final class WriteTransaction: ReadableStore {
     /// gives the same state. Otherwise the rows go one by one, largest key first.
     ///
     /// The deleted keys are recorded in ascending order (a change set's key ranges grow at their end).
+    /// - Parameters:
+    ///   - keys: the rows to delete, in any order, repeats allowed.
+    ///   - locations: where each row of `keys` is in the transaction's current state, when the caller has
+    ///     just read them (a query that scanned the rows): then the rows are not looked up. Used only when
+    ///     `keys` is strictly ascending and as long; else, and when nil, every row is looked up.
     /// - Returns: the number of rows deleted.
     @discardableResult
-    package func delete(_ tableID: TableID, keys: [ObjectKey]) throws(StorageError) -> Int {
+    package func delete(
+        _ tableID: TableID, keys: [ObjectKey], locations known: [RowLocation]? = nil
+    ) throws(StorageError) -> Int {
         try checkUsable()
         guard !keys.isEmpty else { return 0 }
         guard state.tables.contains(tableID) else { throw Self.missingTable(tableID) }
@@ -493,7 +500,16 @@ package final class WriteTransaction: ReadableStore {
             for key in ascending.reversed() where try removeRow(tableID, key) { deleted.append(key) }
             return deleted.count
         }
-        let locations = rowLocations(tableID, ascending[...])
+        let locations: [RowLocation?]
+        if let known, known.count == keys.count, ascending.count == keys.count {
+            // `keys` was strictly ascending (sorting returned it as it was): `known` is in its order.
+            assert(
+                zip(ascending, known).allSatisfy { state.tables.rowLocation(tableID, $0) == $1 },
+                "a stale location")
+            locations = known.map { $0 }
+        } else {
+            locations = rowLocations(tableID, ascending[...])
+        }
         guard var batch = state.deletions(of: tableID, capacity: ascending.count) else {
             throw Self.missingTable(tableID)
         }
