@@ -291,7 +291,10 @@ struct BKPredicate: CustomStringConvertible {
         let scores = await realm.read { $0.objects(BKItem.self).map(\.score) }
         #expect(scores == [0, 0, 0, 0, 0])
     }
-    @Test func computedUpdateOfOnePropertySeesAndSurvivesWritesFromItsTransform() async throws {
+    /// Over every object (the rows are looked up a chunk at a time) and over a query that scans the rows
+    /// (their locations come from the scan, and hold only until the transform moves another row).
+    @Test(arguments: [false, true])
+    func computedUpdateOfOnePropertySeesAndSurvivesWritesFromItsTransform(scanned: Bool) async throws {
         struct Stop: Error {}
         let realm = try await Realm(configuration: testConfiguration([BKItem.self, BKTag.self, BKSpot.self]))
         let n = 5_000  // more than the engine applies at a time
@@ -299,11 +302,15 @@ struct BKPredicate: CustomStringConvertible {
             for i in 0..<n { realm.create(BKItem.self, value: ["id": i, "age": i % 7, "score": i]) }
             var seen: [Int] = []
             var counted = -1
-            realm.objects(BKItem.self).update(\.score) { score in
+            let all = realm.objects(BKItem.self)
+            (scanned ? all.where { $0.name == "" } : all).update(\.score) { score in
                 if score == 10 {
-                    // A write from the transform: object 20 gets +1000 before its turn, object 5 after it.
+                    // A write from the transform: object 20 gets +1000 before its turn, object 5 after it,
+                    // and object 4_800, in a later chunk of rows, before its turn too (its row moves: the
+                    // location the query read for it no longer holds).
                     realm.object(ofType: BKItem.self, forPrimaryKey: 20)!.score += 1000
                     realm.object(ofType: BKItem.self, forPrimaryKey: 5)!.score += 1000
+                    realm.object(ofType: BKItem.self, forPrimaryKey: 4_800)!.score += 1000
                     seen.append(realm.object(ofType: BKItem.self, forPrimaryKey: 9)!.score)  // already updated
                 }
                 if score == 4_500 {
@@ -322,6 +329,7 @@ struct BKPredicate: CustomStringConvertible {
         var expected = (0..<n).map { $0 + 1 }
         expected[20] += 1000
         expected[5] += 1000
+        expected[4_800] += 1000
         #expect(scores == expected)
         // The indexed property, through the index afterwards.
         try await realm.write { realm in realm.objects(BKItem.self).where { $0.age == 3 }.update(\.age) { $0 = 6 } }

@@ -113,8 +113,12 @@ extension WriteSession {
     /// Sets the property `name` of the rows `keys` of `binding`'s table to `value` (Realm's
     /// `Results.setValue(_:forKey:)`): converted and validated once, then written row by row, with no object
     /// made. Embedded objects are copied for each row (each has one parent). A bad name or value is
-    /// recorded as the transaction's failure (`.invalidValue`), and nothing is written.
-    func setValue(_ value: Any?, forKey name: String, keys: [ObjectKey], of binding: TableBinding) {
+    /// recorded as the transaction's failure (`.invalidValue`), and nothing is written. `locations`, when
+    /// given, is where each row is now (a query's scan read them at the current version).
+    func setValue(
+        _ value: Any?, forKey name: String, keys: [ObjectKey], locations: [RowLocation]? = nil,
+        of binding: TableBinding
+    ) {
         guard failure == nil else { return }
         let info = binding.info
         if let problem = context.joinProblems[ObjectIdentifier(info.type)] {
@@ -164,10 +168,14 @@ extension WriteSession {
             return nil
         }
         if !perRow {
+            let stamp = context.stamp
             guard let shared = convert() else { return }
+            // Converting a link adds the object it names if it is new, which may move rows: then they are
+            // looked up.
+            let locations = context.stamp == stamp ? locations : nil
             // One engine call: the value is validated once, and each row gets only this column re-encoded.
             run { () throws(StorageError) in
-                try transaction.update(binding.tableID, keys: keys, column: column, to: shared)
+                try transaction.update(binding.tableID, keys: keys, column: column, to: shared, locations: locations)
             }
             return
         }

@@ -33,7 +33,8 @@ extension Results {
     public func setValue(_ value: Any?, forKey key: String) {
         let session = context.requireWriteSession(for: "set a property of query results")
         guard let binding = context.binding(for: Element.self) else { return }  // no table yet: no objects
-        session.setValue(value, forKey: key, keys: keys, of: binding)
+        let (keys, locations) = matches
+        session.setValue(value, forKey: key, keys: keys, locations: locations, of: binding)
     }
 
     /// Calls `body` once for each matching object, to change it in place: a computed update of every match
@@ -127,12 +128,14 @@ extension Results {
         guard let binding = context.binding(for: Element.self),
             let column = session.computedUpdateColumn(binding, ordinal: binding.info.ordinal(of: keyPath), keyPath)
         else { return }
-        let keys = keys
+        // A query that scanned the rows knows where each match is (at the current version).
+        let (keys, locations) = matches
         let decoder = _Decoder(context: context)
         let encoder = _Encoder(session: session)
         var thrown: E?
         _ = session.run { () throws(StorageError) in
-            try session.transaction.update(binding.tableID, keys: keys, column: column) { stored in
+            try session.transaction.update(binding.tableID, keys: keys, column: column, locations: locations) {
+                stored in
                 var value = V._rlmDecodeOrDefault(_StoredValue(stored), decoder)
                 do throws(E) {
                     try transform(&value)

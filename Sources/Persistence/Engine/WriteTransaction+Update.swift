@@ -78,9 +78,14 @@ extension WriteTransaction {
     /// value is validated once, and each row is written with only that column re-encoded. Keys with no row
     /// (deleted earlier in the transaction) are skipped; rows that already hold the value are not written
     /// or reported modified.
+    /// - Parameter locations: where each row of `keys` is in the transaction's current state, when the caller
+    ///   has just read them (see ``delete(_:keys:locations:)``); used only when `keys` is strictly ascending
+    ///   and as long.
     /// - Throws: `.invalidValue` (a bad value, changing a primary key), `.invalidObject` (a link to a missing
     ///   object), `.limitExceeded`; after a throw the transaction can only roll back.
-    package func update(_ tableID: TableID, keys: [ObjectKey], column: Int, to value: Value) throws(StorageError) {
+    package func update(
+        _ tableID: TableID, keys: [ObjectKey], column: Int, to value: Value, locations: [RowLocation]? = nil
+    ) throws(StorageError) {
         try checkUsable()
         let cache = try tableCache(tableID)
         guard let schema = cache.columns[safe: column] else {
@@ -92,7 +97,10 @@ extension WriteTransaction {
         var changed = ColumnSet()
         changed.insert(column)
         // Rows are appended a chunk at a time, then applied to the trees in one pass per tree.
-        let sorted = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 } ? keys : Set(keys).sorted()
+        let ascending = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
+        let sorted = ascending ? keys : Set(keys).sorted()
+        // Appending rows moves only those rows: the locations of the ones after them hold to the end.
+        let known = ascending ? checkedLocations(locations, count: keys.count, of: tableID, keys) : nil
         var written: [(key: ObjectKey, value: RowLocation)] = []
         written.reserveCapacity(min(sorted.count, Self.updateChunk))
         // Taken out of the change set while the rows are recorded, not looked up once per row.
@@ -103,10 +111,11 @@ extension WriteTransaction {
             let mark = buffer.count
             written.removeAll(keepingCapacity: true)
             defer { scratch.empty() }
+            let chunk = chunkStart..<min(chunkStart + Self.updateChunk, sorted.count)
             do throws(StorageError) {
                 try appendUpdates(
-                    tableID, sorted[chunkStart..<min(chunkStart + Self.updateChunk, sorted.count)], schema, patches,
-                    cache, into: &written, changes: &tableChanges)
+                    tableID, sorted[chunk], known: known?[chunk], schema, patches, cache, into: &written,
+                    changes: &tableChanges)
                 try state.applyUpdates(table: tableID, written, changed: changed, token: token) {
                     (location) throws(StorageError) in try rowView(at: location)
                 }
@@ -123,13 +132,14 @@ extension WriteTransaction {
     /// them; adds their new locations to `written`. Rows that are gone or already hold the value are
     /// skipped; a row the patch cannot be applied to is updated on its own, and recorded in `changes`.
     private func appendUpdates(
-        _ tableID: TableID, _ keys: ArraySlice<ObjectKey>, _ schema: ColumnSchema, _ patches: [RowEncoder.Patch],
-        _ cache: TableCache, into written: inout [(key: ObjectKey, value: RowLocation)], changes: inout TableChanges
+        _ tableID: TableID, _ keys: ArraySlice<ObjectKey>, known: ArraySlice<RowLocation>?, _ schema: ColumnSchema,
+        _ patches: [RowEncoder.Patch], _ cache: TableCache, into written: inout [(key: ObjectKey, value: RowLocation)],
+        changes: inout TableChanges
     ) throws(StorageError) {
         let (column, normalized) = patches[0]
-        let locations = rowLocations(tableID, keys)
-        for (key, location) in zip(keys, locations) {
-            guard let location else { continue }
+        let lookedUp = known == nil ? rowLocations(tableID, keys) : []
+        for (offset, key) in keys.enumerated() {
+            guard let location = known.map({ $0[$0.startIndex &+ offset] }) ?? lookedUp[offset] else { continue }
             let old = try rowView(at: location)
             guard try old.value(at: column, type: schema.type) != normalized else { continue }
             if schema.isPrimaryKey {
@@ -148,6 +158,16 @@ extension WriteTransaction {
             }
             written.append((key, newLocation))
         }
+    }
+
+    /// `locations` as the locations of `count` keys, or nil if it has another length; debug builds check
+    /// that each is its row's current location.
+    func checkedLocations(
+        _ locations: [RowLocation]?, count: Int, of tableID: TableID, _ keys: [ObjectKey]
+    ) -> [RowLocation]? {
+        guard let locations, locations.count == count else { return nil }
+        assert(zip(keys, locations).allSatisfy { state.tables.rowLocation(tableID, $0) == $1 }, "a stale location")
+        return locations
     }
 
     /// Where the rows `keys` of `tableID` are, nil for a key with no row. Ascending keys that are dense
@@ -187,9 +207,13 @@ extension WriteTransaction {
     /// - Throws: `.invalidValue` (a value that does not fit the column; changing a primary key),
     ///   `.invalidObject` (a link to a missing object), `.limitExceeded`, and what `transform` throws; after
     ///   a throw the transaction can only roll back.
+    /// - Parameter locations: where each row of `keys` is in the transaction's current state, when the caller
+    ///   has just read them (see ``delete(_:keys:locations:)``); used only when `keys` is strictly ascending
+    ///   and as long, and only while `transform` writes nothing that moves another row.
     @discardableResult
     package func update(
-        _ tableID: TableID, keys: [ObjectKey], column: Int, transform: (Value) throws(StorageError) -> Value?
+        _ tableID: TableID, keys: [ObjectKey], column: Int, locations: [RowLocation]? = nil,
+        transform: (Value) throws(StorageError) -> Value?
     ) throws(StorageError) -> Bool {
         try checkUsable()
         let cache = try tableCache(tableID)
@@ -204,21 +228,33 @@ extension WriteTransaction {
         let single = schema.type.collection == .single
         // One array for every row: its value is replaced in place.
         var patches: [RowEncoder.Patch] = [(column, .null)]
+        // The caller's locations hold until `transform` moves a row that is not this loop's.
+        let ascending = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
+        var given = ascending ? checkedLocations(locations, count: keys.count, of: tableID, keys) : nil
         do throws(StorageError) {
             for chunkStart in stride(from: 0, to: keys.count, by: Self.updateChunk) {
-                let chunk = keys[chunkStart..<min(chunkStart + Self.updateChunk, keys.count)]
-                let locations = rowLocations(tableID, chunk)
+                let range = chunkStart..<min(chunkStart + Self.updateChunk, keys.count)
+                let chunk = keys[range]
+                let known = given?[range]
+                let lookedUp = known == nil ? rowLocations(tableID, chunk) : []
                 // The locations hold while only this loop's own rows moved: once another write moved a
                 // row (from `transform`), the rest of the chunk is looked up.
                 var epoch = locationEpoch
                 var holds = true
-                for (key, known) in zip(chunk, locations) {
-                    guard let location = holds ? known : state.tables.rowLocation(tableID, key) else { continue }
+                for (offset, key) in chunk.enumerated() {
+                    let location =
+                        holds
+                        ? known.map({ $0[$0.startIndex &+ offset] }) ?? lookedUp[offset]
+                        : state.tables.rowLocation(tableID, key)
+                    guard let location else { continue }
                     let view = try rowView(at: location)
                     let oldValue = try view.value(at: column, type: schema.type)
                     guard let new = try transform(oldValue) else { return false }
                     // `transform` may have written: the row may have moved, or be gone.
-                    if locationEpoch != epoch { holds = false }
+                    if locationEpoch != epoch {
+                        holds = false
+                        given = nil
+                    }
                     let current = holds ? location : state.tables.rowLocation(tableID, key)
                     guard let current else { continue }
                     defer { scratch.empty() }

@@ -500,16 +500,9 @@ package final class WriteTransaction: ReadableStore {
             for key in ascending.reversed() where try removeRow(tableID, key) { deleted.append(key) }
             return deleted.count
         }
-        let locations: [RowLocation?]
-        if let known, known.count == keys.count, ascending.count == keys.count {
-            // `keys` was strictly ascending (sorting returned it as it was): `known` is in its order.
-            assert(
-                zip(ascending, known).allSatisfy { state.tables.rowLocation(tableID, $0) == $1 },
-                "a stale location")
-            locations = known.map { $0 }
-        } else {
-            locations = rowLocations(tableID, ascending[...])
-        }
+        // `known` is in the order of `keys`: usable when sorting returned `keys` as it was (strictly ascending).
+        let given = ascending.count == keys.count ? checkedLocations(known, count: keys.count, of: tableID, keys) : nil
+        let lookedUp = given == nil ? rowLocations(tableID, ascending[...]) : []
         guard var batch = state.deletions(of: tableID, capacity: ascending.count) else {
             throw Self.missingTable(tableID)
         }
@@ -517,7 +510,7 @@ package final class WriteTransaction: ReadableStore {
         do throws(StorageError) {
             // By index: reversing a `zip` would copy the pairs into a new array first.
             for i in ascending.indices.reversed() {
-                guard let location = locations[i] else { continue }
+                guard let location = given?[i] ?? lookedUp[i] else { continue }
                 let key = ascending[i]
                 appendDeleteOp(tableID, key)
                 try withRowBytes(at: location) { (old) throws(StorageError) in
