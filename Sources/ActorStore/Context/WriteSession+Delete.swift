@@ -56,6 +56,14 @@ extension WriteSession {
         }
     }
 
+    /// Deletes the rows of `binding`'s table that pass `test`, in one pass (see
+    /// `WriteTransaction.deleteRows(_:where:)`). Returns false, deleting nothing, when rows link to the table
+    /// (then delete by key); true when it deleted, or when the delete failed (the session holds the error).
+    func deleteRows(_ binding: TableBinding, where test: (RowView) -> Bool) -> Bool {
+        let deleted = run { () throws(StorageError) in try transaction.deleteRows(binding.tableID, where: test) }
+        return deleted.map { $0 != nil } ?? true
+    }
+
     /// Deletes the rows `keys` of `binding`'s table (and the embedded objects they own). A key deleted
     /// meanwhile (an embedded object whose parent came first) is skipped. `locations`, when given, is where
     /// each row is now (a query's scan read them at the current version), which spares looking them up.

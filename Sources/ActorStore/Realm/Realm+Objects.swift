@@ -105,6 +105,14 @@ extension Realm {
             for object in Array(results) { session.delete(object) }
             return
         }
+        // A query that scans the rows and tests each on its own: tested and deleted in one pass (when no
+        // embedded object is to be deleted with its parent).
+        if binding.embeddedLinkColumns.isEmpty,
+            let test = context.runQuery(results.query, T.self, { $0.scanTest(results.query, cache: results.plans) }),
+            session.deleteRows(binding, where: test)
+        {
+            return
+        }
         // By key: no object is made for a row only to delete it. A query that scanned the rows knows where
         // each match is (at the current version: `matches` is recomputed whenever rows may have moved).
         let (keys, locations) = results.matches

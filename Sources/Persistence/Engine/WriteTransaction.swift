@@ -527,6 +527,54 @@ package final class WriteTransaction: ReadableStore {
         return deleted.count
     }
 
+    /// Deletes every row of `tableID` whose bytes pass `test`, in one pass over the table's rows: a matching
+    /// row's index entries are gathered while its bytes are at hand (``delete(_:keys:locations:)`` reads each
+    /// row a second time, after the query that found it). Then, as there, the delete operations are appended
+    /// largest key first and the entries are removed from each tree in one pass. Only for a table no row
+    /// links to: otherwise it returns nil and deletes nothing (delete by key).
+    ///
+    /// A row whose bytes cannot be read (a damaged file) fails the transaction, which can then only roll back.
+    /// - Parameter test: whether to delete a row; it must not use the transaction.
+    /// - Returns: the number of rows deleted, or nil if rows link to this table.
+    package func deleteRows(_ tableID: TableID, where test: (RowView) -> Bool) throws(StorageError) -> Int? {
+        try checkUsable()
+        guard state.tables.contains(tableID) else { throw Self.missingTable(tableID) }
+        guard !isLinkedTo(tableID) else { return nil }
+        // Room for every row: only the pages the matches fill are touched, and the arrays never grow by copying.
+        guard var batch = state.deletions(of: tableID, capacity: state.rowCount(tableID)) else {
+            throw Self.missingTable(tableID)
+        }
+        do throws(StorageError) {
+            // In a scope of its own: the cursor refers to the rows tree's nodes, which the removal below then
+            // changes in place instead of copying.
+            var cursor = state.rowCursor(tableID)
+            while let row = cursor.next() {
+                try withRowBytes(at: row.location) { (view) throws(StorageError) in
+                    guard test(view) else { return }
+                    // The backlinks of the row's links go now (a tree the cursor does not read).
+                    try state.collectDelete(row.key, at: row.location, oldRow: view, into: &batch, token: token)
+                }
+            }
+        } catch {
+            failure = error
+            throw error
+        }
+        guard !batch.isEmpty else { return 0 }
+        let mark = buffer.count
+        for key in batch.keys.reversed() { appendDeleteOp(tableID, key) }
+        do throws(StorageError) {
+            try state.applyDeletes(batch, token: token)
+        } catch {
+            buffer.truncate(to: mark)
+            failure = error
+            throw error
+        }
+        var tableChanges = changes.tables.removeValue(forKey: tableID) ?? TableChanges()
+        for key in batch.keys { tableChanges.recordDelete(key) }
+        changes.tables[tableID] = tableChanges
+        return batch.keys.count
+    }
+
     /// Whether any row of `tableID` is the target of a link (then deleting it rewrites the linking rows).
     ///
     /// - Complexity: O(log n) in the backlink index.

@@ -171,6 +171,21 @@ struct QueryExecutor {
         }
     }
 
+    /// The test that decides on its own whether a row of the class matches, when the query is answered by
+    /// scanning every row of the class and testing each (objects of the class, no ordering or limit, no
+    /// condition an index could answer, every condition reading only the object's row); nil otherwise. A
+    /// set-based delete then tests and deletes in one pass over the rows
+    /// (`WriteTransaction.deleteRows(_:where:)`).
+    func scanTest(_ description: QueryDescription, cache: QueryPlanCache?) -> (@Sendable (RowView) -> Bool)? {
+        guard description.orderings.isEmpty, case .table = description.base, let table,
+            let tableState = store.state.tables[table]
+        else { return nil }
+        let plan = resolved(description, cache: cache)
+        if case .unresolvable = plan.predicate { return nil }
+        guard let node = plan.node, !IndexPlanner.hasIndexedConjunct(node, tableState: tableState) else { return nil }
+        return Self.rowOnly(node)?.test
+    }
+
     /// The keys of the rows of `table` that match `node`, in key order, stopping after `limit`; their
     /// locations too, appended to `locations` unless it is nil.
     private func scan<S: ReadableStore>(
