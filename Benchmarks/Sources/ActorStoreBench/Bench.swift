@@ -45,8 +45,9 @@ final class Fixtures {
             let realm = try await Realm(configuration: Workspace.realmConfiguration(path))
             try await insertObjects(realm, 0..<n, indexed: indexed)
         }
-        print("  (fixture: ActorStore \(n) objects\(indexed ? ", indexed" : "") built in "
-            + "\(Report.format(secondsSince(start))) s)")
+        print(
+            "  (fixture: ActorStore \(n) objects\(indexed ? ", indexed" : "") built in "
+                + "\(Report.format(secondsSince(start))) s)")
         realms[key] = path
         return path
     }
@@ -64,7 +65,8 @@ final class Fixtures {
             for i in 0..<n { try Raw.insert(statement, db, i) }
         }
         try pool.close()
-        print("  (fixture: GRDB \(n) rows\(indexed ? ", indexed" : "") built in \(Report.format(secondsSince(start))) s)")
+        print(
+            "  (fixture: GRDB \(n) rows\(indexed ? ", indexed" : "") built in \(Report.format(secondsSince(start))) s)")
         pools[key] = path
         return path
     }
@@ -178,8 +180,10 @@ final class Bench: @unchecked Sendable {
         return (0..<count).map { _ in Int(rng.next() % UInt64(n)) }
     }
 
-    func run(_ id: String, _ title: String, metrics: [Metric], runs: Int? = nil,
-             engines: [Engine: () async throws -> Sample]) async throws {
+    func run(
+        _ id: String, _ title: String, metrics: [Metric], runs: Int? = nil,
+        engines: [Engine: () async throws -> Sample]
+    ) async throws {
         try await report.run(id, title, metrics: metrics, runs: runs ?? plan.runs, engines: engines)
     }
 }

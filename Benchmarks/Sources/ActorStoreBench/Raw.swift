@@ -166,13 +166,17 @@ enum Schema {
     static func summary(_ db: Database) throws -> (Int, Int) {
         let row = try Row.fetchOne(
             db,
-            sql: "SELECT count(*), coalesce(sum(id + age + CAST(score * 2 AS INTEGER) + length(CAST(name AS BLOB))), 0) FROM item")!
+            sql:
+                "SELECT count(*), coalesce(sum(id + age + CAST(score * 2 AS INTEGER) + length(CAST(name AS BLOB))), 0) FROM item"
+        )!
         return (row[0], row[1])
     }
 }
 
 @inline(__always) func sqlite3Reset(_ s: SQLiteStatement) { sqlite3_reset(s) }
-@inline(__always) func sqlite3ColumnInt(_ s: SQLiteStatement, _ column: Int32) -> Int { Int(sqlite3_column_int64(s, column)) }
+@inline(__always) func sqlite3ColumnInt(_ s: SQLiteStatement, _ column: Int32) -> Int {
+    Int(sqlite3_column_int64(s, column))
+}
 /// Steps: true on a row, false when done, throws on an error.
 @inline(__always) func sqlite3StepRow(_ s: SQLiteStatement, _ db: Database) throws -> Bool {
     let rc = sqlite3_step(s)

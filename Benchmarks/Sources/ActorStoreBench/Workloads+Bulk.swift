@@ -34,9 +34,12 @@ extension Bench {
         let metrics = [
             Metric(key: "open", label: "control: open the store, no change", unit: "ms"),
             Metric(key: "index", label: "add an index on age (ActorStore: open with the new schema)", unit: "ms"),
-            Metric(key: "update", label: "update all: score += 1 (results.update / UPDATE … SET score = score + 1)", unit: "s"),
             Metric(
-                key: "updateKeyPath", label: "update all: score += 1 (results.update(\\.score) / the same UPDATE again)",
+                key: "update", label: "update all: score += 1 (results.update / UPDATE … SET score = score + 1)",
+                unit: "s"),
+            Metric(
+                key: "updateKeyPath",
+                label: "update all: score += 1 (results.update(\\.score) / the same UPDATE again)",
                 unit: "s"),
             Metric(key: "setValue", label: "set all: score = 7 (results.setValue / UPDATE … SET score = 7)", unit: "s"),
             Metric(
@@ -48,7 +51,8 @@ extension Bench {
             Metric(key: "delete", label: "delete half: id < \(half) (primary-key range; fresh copy)", unit: "s"),
         ]
         try await run(
-            "W12", "bulk work on \(Report.format(Double(n))) objects: index build, set-based writes, top-k, range count",
+            "W12",
+            "bulk work on \(Report.format(Double(n))) objects: index build, set-based writes, top-k, range count",
             metrics: metrics,
             engines: [
                 .actorStore: { [self] in
@@ -77,10 +81,14 @@ extension Bench {
                         try await realm.write { realm in realm.objects(Reindexed.Item.self).update { $0.score += 1 } }
                     }.0
                     sample.metrics["updateKeyPath"] = try await timed {
-                        try await realm.write { realm in realm.objects(Reindexed.Item.self).update(\.score) { $0 += 1 } }
+                        try await realm.write { realm in
+                            realm.objects(Reindexed.Item.self).update(\.score) { $0 += 1 }
+                        }
                     }.0
                     sample.metrics["setValue"] = try await timed {
-                        try await realm.write { realm in realm.objects(Reindexed.Item.self).setValue(7.0, forKey: "score") }
+                        try await realm.write { realm in
+                            realm.objects(Reindexed.Item.self).setValue(7.0, forKey: "score")
+                        }
                     }.0
                     // The three updates left two of every three rows in the file dead: what reclaiming them costs
                     // (SQLite updated its pages in place).
@@ -89,7 +97,8 @@ extension Bench {
                         try await realm.read { realm in
                             var id = 0
                             for _ in 0..<repeats {
-                                id = try realm.objects(Reindexed.Item.self).sorted(byKeyPath: "id", ascending: false)
+                                id =
+                                    try realm.objects(Reindexed.Item.self).sorted(byKeyPath: "id", ascending: false)
                                     .limit(1).first?.id ?? -1
                             }
                             return id
@@ -100,7 +109,9 @@ extension Bench {
                         try await realm.read { realm in
                             var id = 0
                             for _ in 0..<3 {
-                                id = try realm.objects(Reindexed.Item.self).sorted(byKeyPath: "score").limit(1).first?.id ?? -1
+                                id =
+                                    try realm.objects(Reindexed.Item.self).sorted(byKeyPath: "score").limit(1).first?.id
+                                    ?? -1
                             }
                             return id
                         }
@@ -132,7 +143,8 @@ extension Bench {
                     let (left, leftDigest) = await realmSummary(fresh, Item.self)
                     sample.checks = [
                         "topID": "\(topID)", "topScore": "\(topScore)", "rangeCount": "\(rangeCount)",
-                        "count": "\(count)", "digest": "\(digest)", "deleteLeft": "\(left)", "deleteDigest": "\(leftDigest)",
+                        "count": "\(count)", "digest": "\(digest)", "deleteLeft": "\(left)",
+                        "deleteDigest": "\(leftDigest)",
                     ]
                     return sample
                 },
@@ -153,15 +165,16 @@ extension Bench {
             return pool
         }
         sample.metrics["open"] = openSeconds * 1e3
-        sample.metrics["index"] = try await timed {
-            try await pool.write { db in
-                if raw {
-                    try db.execute(sql: "CREATE INDEX item_age ON item(age)")
-                } else {
-                    try db.create(index: "item_age", on: "item", columns: ["age"])
+        sample.metrics["index"] =
+            try await timed {
+                try await pool.write { db in
+                    if raw {
+                        try db.execute(sql: "CREATE INDEX item_age ON item(age)")
+                    } else {
+                        try db.create(index: "item_age", on: "item", columns: ["age"])
+                    }
                 }
-            }
-        }.0 * 1e3
+            }.0 * 1e3
         sample.metrics["update"] = try await timed {
             try await pool.write { db in
                 if raw {
@@ -189,7 +202,8 @@ extension Bench {
                 }
             }
         }.0
-        @Sendable func first(_ db: Database, _ sql: String, _ request: QueryInterfaceRequest<ItemRecord>) throws -> Int {
+        @Sendable func first(_ db: Database, _ sql: String, _ request: QueryInterfaceRequest<ItemRecord>) throws -> Int
+        {
             if raw {
                 let s = try db.cachedStatement(sql: sql).sqliteStatement
                 sqlite3Reset(s)
@@ -203,7 +217,8 @@ extension Bench {
                 var id = 0
                 for _ in 0..<repeats {
                     id = try first(
-                        db, "SELECT id FROM item ORDER BY id DESC LIMIT 1", ItemRecord.order(Column("id").desc).limit(1))
+                        db, "SELECT id FROM item ORDER BY id DESC LIMIT 1", ItemRecord.order(Column("id").desc).limit(1)
+                    )
                 }
                 return id
             }
@@ -273,12 +288,15 @@ extension Bench {
         try await run(
             "W13", "\(n) serial single-object durable transactions, GRDB at synchronous=FULL",
             metrics: [
-                Metric(key: "rate", label: "serial durable commits/s (GRDB synchronous=FULL)", unit: "/s", higherIsBetter: true),
+                Metric(
+                    key: "rate", label: "serial durable commits/s (GRDB synchronous=FULL)", unit: "/s",
+                    higherIsBetter: true),
                 Metric(key: "p50", label: "commit latency p50", unit: "µs"),
                 Metric(key: "control", label: "control: raw append + fdatasync p50, just before the run", unit: "µs"),
                 Metric(
                     key: "interleaved",
-                    label: "interleaved: durable commits/s, blocks of \(Self.interleavedBlock) taking turns with GRDB raw",
+                    label:
+                        "interleaved: durable commits/s, blocks of \(Self.interleavedBlock) taking turns with GRDB raw",
                     unit: "/s", higherIsBetter: true, engines: [.actorStore, .grdbRaw]),
             ],
             engines: [

@@ -42,7 +42,9 @@ extension Bench {
             ],
             engines: [
                 .actorStore: {
-                    if realm.value == nil { realm.value = try await Realm(configuration: Workspace.bulkConfiguration(realmPath)) }
+                    if realm.value == nil {
+                        realm.value = try await Realm(configuration: Workspace.bulkConfiguration(realmPath))
+                    }
                     let r = realm.value!
                     let (seconds, _) = try await timed {
                         try await r.write { realm in
@@ -78,10 +80,13 @@ extension Bench {
                     let (count, digest) = try await pool.read { db in try Schema.summary(db) }
                     if rawRows.value == nil { rawRows.value = try Workspace.openPool(rawRowsPath) }
                     let rowsPool = rawRows.value!
-                    let (perRow, _) = try await timed { try await rowsPool.write { db in try Raw.incrementScoresRowByRow(db, n) } }
+                    let (perRow, _) = try await timed {
+                        try await rowsPool.write { db in try Raw.incrementScoresRowByRow(db, n) }
+                    }
                     let rowsSummary = try await rowsPool.read { db in try Schema.summary(db) }
                     if rowsSummary != (count, digest) {
-                        throw Failure("W5: row-by-row UPDATEs left \(rowsSummary), the set-based UPDATE \((count, digest))")
+                        throw Failure(
+                            "W5: row-by-row UPDATEs left \(rowsSummary), the set-based UPDATE \((count, digest))")
                     }
                     return Sample(
                         metrics: ["seconds": seconds, "perRow": perRow], checks: checks(count: count, digest: digest))
@@ -156,7 +161,9 @@ extension Bench {
             }
             let (count, digest) = try await pool.read { db in try Schema.summary(db) }
             try pool.close()
-            if checks(count: count, digest: digest) != expected { throw Failure("W6: GRDB row by row left \((count, digest))") }
+            if checks(count: count, digest: digest) != expected {
+                throw Failure("W6: GRDB row by row left \((count, digest))")
+            }
             return seconds
         }
         try await run(
@@ -178,7 +185,9 @@ extension Bench {
                         let realm = try await Realm(configuration: Workspace.bulkConfiguration(path))
                         sample.metrics["before"] = mb(await realm.statistics.fileSize)
                         let (deleteSeconds, _) = try await timed {
-                            try await realm.write { realm in realm.delete(realm.objects(Item.self).where { $0.age < 50 }) }
+                            try await realm.write { realm in
+                                realm.delete(realm.objects(Item.self).where { $0.age < 50 })
+                            }
                         }
                         sample.metrics["delete"] = deleteSeconds
                         sample.metrics["afterDelete"] = mb(await realm.statistics.fileSize)
@@ -187,12 +196,16 @@ extension Bench {
                         sample.metrics["afterCompact"] = mb(await realm.statistics.fileSize)
                         let onDisk = Workspace.fileSize(path)
                         if abs(onDisk - (await realm.statistics.fileSize)) > 0 {
-                            print("  note: ActorStore statistics.fileSize \(await realm.statistics.fileSize) B, on disk \(onDisk) B")
+                            print(
+                                "  note: ActorStore statistics.fileSize \(await realm.statistics.fileSize) B, on disk \(onDisk) B"
+                            )
                         }
                         let (count, digest) = await realmSummary(realm, Item.self)
                         sample.checks = checks(count: count, digest: digest)
                     }
-                    if sample.checks != expected { throw Failure("W6: ActorStore left \(sample.checks), expected \(expected)") }
+                    if sample.checks != expected {
+                        throw Failure("W6: ActorStore left \(sample.checks), expected \(expected)")
+                    }
                     let rowPath = try fixtures.copy(realmFixture, "realm")
                     defer { workspace.remove(rowPath) }
                     do {
@@ -232,7 +245,8 @@ extension Bench {
                 let pool = try Workspace.openPool(poolPath)
                 let digest = try await pool.read { db -> Int in
                     if raw {
-                        let statement = try db.cachedStatement(sql: "SELECT id, name, age, score FROM item ORDER BY id LIMIT 1")
+                        let statement = try db.cachedStatement(
+                            sql: "SELECT id, name, age, score FROM item ORDER BY id LIMIT 1")
                         return try Raw.scan(statement, db).1
                     }
                     return try ItemRecord.fetchOne(db)!.digest
@@ -240,7 +254,9 @@ extension Bench {
                 try pool.close()
                 return digest
             }
-            return Sample(metrics: ["seconds": seconds * 1e3], checks: ["digest": "\(digest)", "expected": "\(digest == expected)"])
+            return Sample(
+                metrics: ["seconds": seconds * 1e3],
+                checks: ["digest": "\(digest)", "expected": "\(digest == expected)"])
         }
         try await run(
             "W7", "open a store of \(Report.format(Double(n))) objects and read the first object",
@@ -253,7 +269,9 @@ extension Bench {
                         let realm = try await Realm(configuration: Workspace.realmConfiguration(realmPath))
                         return await realm.read { realm in realm.objects(Item.self).first!.digest }
                     }
-                    return Sample(metrics: ["seconds": seconds * 1e3], checks: ["digest": "\(digest)", "expected": "\(digest == expected)"])
+                    return Sample(
+                        metrics: ["seconds": seconds * 1e3],
+                        checks: ["digest": "\(digest)", "expected": "\(digest == expected)"])
                 },
                 .grdbRecords: { try await grdb(raw: false) },
                 .grdbRaw: { try await grdb(raw: true) },

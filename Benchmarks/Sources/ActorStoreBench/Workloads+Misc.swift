@@ -25,8 +25,9 @@ extension Bench {
             try await run(
                 "W10", "snapshot cost at \(Report.format(Double(n))) objects (\(iterations) snapshots)",
                 metrics: [
-                    Metric(key: "us", label: "freeze() / makeSnapshot() at \(Report.format(Double(n)))", unit: "µs",
-                           engines: [.actorStore, .grdbRecords])
+                    Metric(
+                        key: "us", label: "freeze() / makeSnapshot() at \(Report.format(Double(n)))", unit: "µs",
+                        engines: [.actorStore, .grdbRecords])
                 ],
                 engines: [
                     .actorStore: {
@@ -36,7 +37,8 @@ extension Bench {
                             for _ in 0..<iterations { blackHole(await realm.freeze()) }
                         }
                         let count = await realm.freeze().objects(Item.self).count
-                        return Sample(metrics: ["us": seconds / Double(iterations) * 1e6], checks: ["count": "\(count)"])
+                        return Sample(
+                            metrics: ["us": seconds / Double(iterations) * 1e6], checks: ["count": "\(count)"])
                     },
                     .grdbRecords: {
                         let pool = try Workspace.openPool(poolPath)
@@ -46,7 +48,8 @@ extension Bench {
                         }
                         let count = try await pool.makeSnapshot().read { db in try ItemRecord.fetchCount(db) }
                         try pool.close()
-                        return Sample(metrics: ["us": seconds / Double(iterations) * 1e6], checks: ["count": "\(count)"])
+                        return Sample(
+                            metrics: ["us": seconds / Double(iterations) * 1e6], checks: ["count": "\(count)"])
                     },
                 ])
         }
@@ -97,8 +100,10 @@ extension Bench {
             hash = (hash ^ UInt64(id)) &* 0x100_0000_01B3
         }
         func checks(_ a: (Int, Int, UInt64), _ b: (Int, Int, UInt64)) -> [String: String] {
-            ["nameCount": "\(a.0)", "nameDigest": "\(a.1)", "nameOrder": "\(a.2)",
-             "ageCount": "\(b.0)", "ageDigest": "\(b.1)", "ageOrder": "\(b.2)"]
+            [
+                "nameCount": "\(a.0)", "nameDigest": "\(a.1)", "nameOrder": "\(a.2)",
+                "ageCount": "\(b.0)", "ageDigest": "\(b.1)", "ageOrder": "\(b.2)",
+            ]
         }
         let realm = Holder<Realm>()
         let records = Holder<DatabasePool>()
@@ -158,7 +163,8 @@ extension Bench {
                 try await pool.read { db in try scan(db, "SELECT id, name, age, score FROM item ORDER BY name") }
             }
             let (t2, b) = try await timed {
-                try await pool.read { db in try scan(db, "SELECT id, name, age, score FROM item ORDER BY age LIMIT 100") }
+                try await pool.read { db in try scan(db, "SELECT id, name, age, score FROM item ORDER BY age LIMIT 100")
+                }
             }
             return Sample(metrics: ["byName": t1 * 1e3, "top100": t2 * 1e3], checks: checks(a, b))
         }
@@ -171,7 +177,9 @@ extension Bench {
             ],
             engines: [
                 .actorStore: {
-                    if realm.value == nil { realm.value = try await Realm(configuration: Workspace.realmConfiguration(realmPath)) }
+                    if realm.value == nil {
+                        realm.value = try await Realm(configuration: Workspace.realmConfiguration(realmPath))
+                    }
                     return try await asRun(realm.value!)
                 },
                 .grdbRecords: {
@@ -213,15 +221,18 @@ extension Bench {
             close(fd)
             unlink(path)
         }
-        let size = plan.sequentialBytes >= 1 << 30 ? "\(plan.sequentialBytes >> 30) GiB" : "\(plan.sequentialBytes >> 20) MiB"
+        let size =
+            plan.sequentialBytes >= 1 << 30 ? "\(plan.sequentialBytes >> 30) GiB" : "\(plan.sequentialBytes >> 20) MiB"
         // The disk is neither engine: its values are shown in every column (ratios n/a).
         for (key, label, unit, higher, values) in [
             ("fdatasync", "append 100 B + fdatasync, p50", "µs", false, fsyncP50),
             ("sequential", "sequential write \(size) + fsync", "MB/s", true, throughput),
         ] {
-            report.add(RowResult(
-                workload: "RAW", metric: Metric(key: key, label: label, unit: unit, higherIsBetter: higher, engines: [.actorStore]),
-                runs: [.actorStore: values], notes: [.grdbRecords: "(disk)", .grdbRaw: "(disk)"]))
+            report.add(
+                RowResult(
+                    workload: "RAW",
+                    metric: Metric(key: key, label: label, unit: unit, higherIsBetter: higher, engines: [.actorStore]),
+                    runs: [.actorStore: values], notes: [.grdbRecords: "(disk)", .grdbRaw: "(disk)"]))
         }
     }
 
@@ -252,15 +263,19 @@ extension Bench {
         defer { workspace.remove(path) }
         let pool = try Workspace.openPool(path)
         let (journal, synchronous, version) = try await pool.read { db in
-            (try String.fetchOne(db, sql: "PRAGMA journal_mode")!, try Int.fetchOne(db, sql: "PRAGMA synchronous")!,
-             try String.fetchOne(db, sql: "SELECT sqlite_version()")!)
+            (
+                try String.fetchOne(db, sql: "PRAGMA journal_mode")!, try Int.fetchOne(db, sql: "PRAGMA synchronous")!,
+                try String.fetchOne(db, sql: "SELECT sqlite_version()")!
+            )
         }
         let writerSynchronous = try await pool.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous")! }
         try pool.close()
         let names = [0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"]
         report.settings = [
-            "grdb": "GRDB 7.10.0, DatabasePool (journal_mode=\(journal)), synchronous=\(names[writerSynchronous] ?? "\(writerSynchronous)") (GRDB's default, untouched; readers \(names[synchronous] ?? "?")), SQLite \(version)",
-            "actorStore": "ActorStore durability .full (fdatasync per commit, group commit), library defaults (automatic compaction on)",
+            "grdb":
+                "GRDB 7.10.0, DatabasePool (journal_mode=\(journal)), synchronous=\(names[writerSynchronous] ?? "\(writerSynchronous)") (GRDB's default, untouched; readers \(names[synchronous] ?? "?")), SQLite \(version)",
+            "actorStore":
+                "ActorStore durability .full (fdatasync per commit, group commit), library defaults (automatic compaction on)",
             "mode": plan.quick ? "quick" : "full", "runs": "\(plan.runs)",
             "swift": "\(swiftVersion)",
         ]

@@ -61,8 +61,9 @@ extension Bench {
                         _ = await asLookups(realm.value!)
                     }
                     let (seconds, digest) = await timed { await asLookups(realm.value!) }
-                    return Sample(metrics: ["seconds": seconds, "rate": Double(keys.count) / seconds],
-                                  checks: ["digest": "\(digest)", "expected": "\(digest == expected)"])
+                    return Sample(
+                        metrics: ["seconds": seconds, "rate": Double(keys.count) / seconds],
+                        checks: ["digest": "\(digest)", "expected": "\(digest == expected)"])
                 },
                 .grdbRecords: {
                     if records.value == nil {
@@ -70,8 +71,9 @@ extension Bench {
                         _ = try await recordLookups(records.value!)
                     }
                     let (seconds, digest) = try await timed { try await recordLookups(records.value!) }
-                    return Sample(metrics: ["seconds": seconds, "rate": Double(keys.count) / seconds],
-                                  checks: ["digest": "\(digest)", "expected": "\(digest == expected)"])
+                    return Sample(
+                        metrics: ["seconds": seconds, "rate": Double(keys.count) / seconds],
+                        checks: ["digest": "\(digest)", "expected": "\(digest == expected)"])
                 },
                 .grdbRaw: {
                     if raw.value == nil {
@@ -79,8 +81,9 @@ extension Bench {
                         _ = try await rawLookups(raw.value!)
                     }
                     let (seconds, digest) = try await timed { try await rawLookups(raw.value!) }
-                    return Sample(metrics: ["seconds": seconds, "rate": Double(keys.count) / seconds],
-                                  checks: ["digest": "\(digest)", "expected": "\(digest == expected)"])
+                    return Sample(
+                        metrics: ["seconds": seconds, "rate": Double(keys.count) / seconds],
+                        checks: ["digest": "\(digest)", "expected": "\(digest == expected)"])
                 },
             ])
         try records.value?.close()
@@ -119,7 +122,9 @@ extension Bench {
             let (t2, f1) = try await timed(scanFetch)
             let (t3, c2) = try await timed(indexCount)
             let (t4, f2) = try await timed(indexFetch)
-            sample.metrics = ["scanCount": t1 * 1e3, "scanFetch": t2 * 1e3, "indexCount": t3 * 1e3, "indexFetch": t4 * 1e3]
+            sample.metrics = [
+                "scanCount": t1 * 1e3, "scanFetch": t2 * 1e3, "indexCount": t3 * 1e3, "indexFetch": t4 * 1e3,
+            ]
             sample.checks = [
                 "scanCount": "\(c1)", "scanDigest": "\(f1.1)", "indexCount": "\(c2)", "indexDigest": "\(f2.1)",
             ]
@@ -149,7 +154,9 @@ extension Bench {
                         return (count, digest)
                     }
                 },
-                indexCount: { await indexed.read { realm in realm.objects(IndexedItem.self).where { $0.age == 42 }.count } },
+                indexCount: {
+                    await indexed.read { realm in realm.objects(IndexedItem.self).where { $0.age == 42 }.count }
+                },
                 indexFetch: {
                     await indexed.read { realm in
                         var count = 0
@@ -174,7 +181,9 @@ extension Bench {
                         return (all.count, all.reduce(0) { $0 &+ $1.digest })
                     }
                 },
-                indexCount: { try await indexed.read { db in try ItemRecord.filter(Column("age") == 42).fetchCount(db) } },
+                indexCount: {
+                    try await indexed.read { db in try ItemRecord.filter(Column("age") == 42).fetchCount(db) }
+                },
                 indexFetch: {
                     try await indexed.read { db in
                         let all = try ItemRecord.filter(Column("age") == 42).fetchAll(db)
@@ -187,13 +196,15 @@ extension Bench {
             try await measure(
                 scanCount: {
                     try await plain.read { db in
-                        try Raw.integer(db.cachedStatement(sql: "SELECT count(*) FROM item WHERE \(scanWhere)"), db, [30])
+                        try Raw.integer(
+                            db.cachedStatement(sql: "SELECT count(*) FROM item WHERE \(scanWhere)"), db, [30])
                     }
                 },
                 scanFetch: {
                     try await plain.read { db in
                         try Raw.scan(
-                            db.cachedStatement(sql: "SELECT id, name, age, score FROM item WHERE \(scanWhere)"), db, [30])
+                            db.cachedStatement(sql: "SELECT id, name, age, score FROM item WHERE \(scanWhere)"), db,
+                            [30])
                     }
                 },
                 indexCount: {
@@ -203,7 +214,8 @@ extension Bench {
                 },
                 indexFetch: {
                     try await indexed.read { db in
-                        try Raw.scan(db.cachedStatement(sql: "SELECT id, name, age, score FROM item WHERE age = ?"), db, [42])
+                        try Raw.scan(
+                            db.cachedStatement(sql: "SELECT id, name, age, score FROM item WHERE age = ?"), db, [42])
                     }
                 })
         }
@@ -212,9 +224,13 @@ extension Bench {
             "W4", "queries on \(objects) objects: scan (no index) and indexed equality",
             metrics: [
                 Metric(key: "scanCount", label: "count age < 30 AND name BEGINSWITH 'name-1' (scan)", unit: "ms"),
-                Metric(key: "scanFetch", label: "fetch the same (\(Report.format(Double(scanIDs.count))) objects)", unit: "ms"),
+                Metric(
+                    key: "scanFetch", label: "fetch the same (\(Report.format(Double(scanIDs.count))) objects)",
+                    unit: "ms"),
                 Metric(key: "indexCount", label: "count age == 42 (index)", unit: "ms"),
-                Metric(key: "indexFetch", label: "fetch age == 42 (index, \(Report.format(Double(indexIDs.count))) objects)", unit: "ms"),
+                Metric(
+                    key: "indexFetch",
+                    label: "fetch age == 42 (index, \(Report.format(Double(indexIDs.count))) objects)", unit: "ms"),
             ],
             engines: [
                 .actorStore: {

@@ -69,8 +69,9 @@ extension Bench {
             metrics: [
                 Metric(key: "serialRate", label: "serial: commits/s", unit: "/s", higherIsBetter: true),
                 Metric(key: "serialP50", label: "serial: commit latency p50", unit: "µs"),
-                Metric(key: "control", label: "control: raw append + fdatasync p50, just before ActorStore's serial run",
-                       unit: "µs", engines: [.actorStore]),
+                Metric(
+                    key: "control", label: "control: raw append + fdatasync p50, just before ActorStore's serial run",
+                    unit: "µs", engines: [.actorStore]),
                 Metric(key: "concurrentRate", label: "\(writers) writers: commits/s", unit: "/s", higherIsBetter: true),
             ],
             engines: [
