@@ -95,8 +95,15 @@ extension Realm {
         }
     }
 
-    /// Deletes every object of a `Results` (as it is when the call starts).
-    /// - Complexity: O(n) in the matches: the query runs once, then each match is deleted.
+    /// Deletes every object of a `Results` (as it is when the call starts). No object is made for a match.
+    ///
+    /// A query that an index answers (an equality, `IN` or range on an indexed property or the primary key)
+    /// finds the matches first, then deletes them by key. One that has to read every object of the class
+    /// (no index fits, no sort or limit, every condition on the object's own properties) tests and deletes
+    /// in one pass over the rows, reading each row once, when the class has no embedded objects and no
+    /// object links to it.
+    /// - Complexity: O(m) in the m matches after an index walk; O(n) in the n objects of the class for a
+    ///   query that reads them all.
     public func delete<T: Object>(_ results: Results<T>) {
         let session = context.requireWriteSession(for: "delete objects")
         guard results.context === context, let binding = context.binding(for: T.self) else {
