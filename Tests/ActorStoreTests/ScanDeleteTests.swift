@@ -161,6 +161,29 @@ struct SDRow: Equatable, Sendable {
         }
     }
 
+    /// Objects deleted one by one and a scanning delete of the same class in one write: the observer gets
+    /// every deleted object once, at its index before the write, whichever delete recorded it first.
+    @Test func singleDeletesAndAScanningDeleteInOneWriteReportEveryDeletion() async throws {
+        let realm = try await Realm(configuration: testConfiguration([SDPlain.self, SDLabel.self]))
+        try await realm.write { realm in
+            for i in 0..<40 { realm.create(SDPlain.self, value: ["id": i, "score": i % 10]) }
+        }
+        let changes = try await realm.read { try $0.objects(SDPlain.self).changes(keyPaths: ["score"]) }
+        var iterator = changes.detailed.makeAsyncIterator()
+        #expect(await iterator.next()?.isInitial == true)
+        try await realm.write { realm in
+            // 35 and 7 one by one (7 would match below), then every object with score < 3, then 25.
+            for id in [35, 7] { realm.delete(realm.object(ofType: SDPlain.self, forPrimaryKey: id)!) }
+            realm.delete(realm.objects(SDPlain.self).where { $0.score < 3 })
+            realm.delete(realm.object(ofType: SDPlain.self, forPrimaryKey: 25)!)
+        }
+        let deleted = Set([35, 7, 25] + (0..<40).filter { $0 % 10 < 3 })
+        let change = await iterator.next()
+        #expect(change?.deletions == (0..<40).filter { deleted.contains($0) })
+        #expect(change?.insertions.isEmpty == true)
+        #expect(change?.collection.map { $0.id } == (0..<40).filter { !deleted.contains($0) })
+    }
+
     /// A scanning delete in a write block that throws is rolled back with it: every object and backlink is
     /// still there; the same delete then commits.
     @Test func aScanningDeleteRolledBackWithItsWriteBlockLeavesEveryObject() async throws {
