@@ -208,4 +208,56 @@ struct SDRow: Equatable, Sendable {
         let left = await realm.read { realm in realm.objects(SDPlain.self).map(\.id) }
         #expect(left == Array(25..<50))
     }
+
+    /// A scanning delete survives closing and reopening the realm, from the checkpoint and by replaying the log:
+    /// the objects left, the index on `age`, the primary keys and the labels' backlinks read back from the file
+    /// are those of the objects left.
+    @Test func aScanningDeleteReadsBackTheSameAfterReopening() async throws {
+        let configuration = testConfiguration([SDPlain.self, SDLabel.self])
+        func summary(_ realm: Realm) async -> [String] {
+            await realm.read { realm in
+                [
+                    realm.objects(SDPlain.self).sorted(by: \.id).map { "\($0.id):\($0.score):\($0.name)" }
+                        .joined(separator: ","),
+                    (0..<25).map { age in "\(realm.objects(SDPlain.self).where { $0.age == age }.count)" }
+                        .joined(separator: ","),
+                    (0..<300).filter { realm.object(ofType: SDPlain.self, forPrimaryKey: $0) != nil }.map(String.init)
+                        .joined(separator: ","),
+                    ["l0", "l1"].map {
+                        realm.object(ofType: SDLabel.self, forPrimaryKey: $0)!.plains.map(\.id).sorted().map(String.init)
+                            .joined(separator: " ")
+                    }.joined(separator: ","),
+                ]
+            }
+        }
+        let expectedIDs = (0..<300).filter { !($0 % 60 < 30 && $0 % 10 != 3) }
+        let written: [String]
+        do {
+            let realm = try await Realm(configuration: configuration)
+            try await realm.write { realm in
+                let labels = ["l0", "l1"].map { realm.create(SDLabel.self, value: ["name": $0]) }
+                for i in 0..<300 {
+                    realm.create(
+                        SDPlain.self, value: ["id": i, "age": i % 25, "score": i % 60, "name": "n\(i % 10)"]
+                    ).label = labels[i % 2]
+                }
+            }
+            try await realm.write { realm in
+                realm.delete(realm.objects(SDPlain.self).where { $0.score < 30 && $0.name != "n3" })
+            }
+            written = await summary(realm)
+            #expect(written[2] == expectedIDs.map(String.init).joined(separator: ","))
+            #expect(written[1] == (0..<25).map { age in "\(expectedIDs.filter { $0 % 25 == age }.count)" }
+                .joined(separator: ","))
+        }
+        // From the checkpoint written at close, then by replaying the whole log (the delete operations).
+        do {
+            let reopened = try await Realm(configuration: configuration)
+            #expect(await summary(reopened) == written)
+        }
+        var replaying = configuration
+        replaying.verifiesWholeFileAtOpen = true
+        let replayed = try await Realm(configuration: replaying)
+        #expect(await summary(replayed) == written)
+    }
 }

@@ -16,11 +16,14 @@ struct RecordedWorkload {
     var checkpoints: [Range<Int>] = []
     /// How many set-based updates and batch deletes the commits made.
     var setBasedOperations = 0
+    /// How many of those were one-pass deletes of the rows that pass a test (``WriteTransaction/deleteRows(_:where:)``).
+    var scanningDeletes = 0
 
     /// Runs `commits` commits of 1–8 random inserts, updates and deletes of rows up to `maxValue` bytes, and
     /// now and then a set-based update or a batch delete of a random subset of the rows (the paths
-    /// `Results.setValue` and `realm.delete(results)` take), with a checkpoint after every `checkpointEvery`th
-    /// commit.
+    /// `Results.setValue` and `realm.delete(results)` take) or a one-pass delete of the rows that pass a test
+    /// (`realm.delete(results)` of a scanning query; always once, five commits before the end), with a
+    /// checkpoint after every `checkpointEvery`th commit.
     static func make(
         commits: Int, maxValue: Int, seed: UInt64, checkpointEvery: Int? = nil
     ) async throws -> RecordedWorkload {
@@ -39,6 +42,7 @@ struct RecordedWorkload {
         var nextKey: Int64 = 0
         var checkpoints: [Range<Int>] = []
         var setBased = 0
+        var scanningDeletes = 0
         for commit in 1..<commits {
             if let every = checkpointEvery, commit % every == 0 {
                 try await engine.checkpoint()
@@ -46,16 +50,34 @@ struct RecordedWorkload {
                 end = engine.statistics.totalBytes
             }
             let txn = try await engine.beginWrite()
+            // The one-pass delete of a scanning query (`realm.delete(results)`): the rows whose key is `r`
+            // modulo 3, tested on their bytes. Once for sure among the last 20 commits, where the images are cut.
+            func scanningDelete(_ r: Int64) throws {
+                let deleted = try txn.deleteRows(table) { row in
+                    guard let k = try? row.int64(at: 0, type: .int64, optional: false) else { return false }
+                    return k % 3 == r
+                }
+                let chosen = model.keys.filter { $0 % 3 == r }
+                #expect(deleted == chosen.count)
+                for k in chosen { model[k] = nil }
+                scanningDeletes += 1
+            }
+            if commit == commits - 5 { try scanningDelete(Int64(commit % 3)) }
             for _ in 0..<Int.random(in: 1...8, using: &rng) {
                 let value = String(repeating: "abcdefghij", count: Int.random(in: 0...maxValue / 10, using: &rng))
                 switch Int.random(in: 0..<11, using: &rng) {
                 case 10 where model.count > 1:
-                    // Set-based, on every third row or so.
+                    setBased += 1
+                    let variant = Int.random(in: 0..<3, using: &rng)
+                    if variant == 2 {
+                        try scanningDelete(Int64.random(in: 0..<3, using: &rng))
+                        continue
+                    }
+                    // By key, on every third row or so.
                     let chosen = model.keys.sorted().filter { _ in Int.random(in: 0..<3, using: &rng) == 0 }
                     var keys: [ObjectKey] = []
                     for k in chosen { keys.append(try #require(txn.object(table, primaryKey: .int(k)))) }
-                    setBased += 1
-                    if Bool.random(using: &rng) {
+                    if variant == 0 {
                         try txn.update(table, keys: keys, column: 1, to: .string(value + "*"))
                         for k in chosen { model[k] = value + "*" }
                     } else {
@@ -92,7 +114,7 @@ struct RecordedWorkload {
         #expect(onDisk[Int(end)...].allSatisfy { $0 == 0 }, "the reserved space is zeros")
         return RecordedWorkload(
             file: Array(onDisk[..<Int(end)]), records: records, expected: expected, checkpoints: checkpoints,
-            setBasedOperations: setBased)
+            setBasedOperations: setBased, scanningDeletes: scanningDeletes)
     }
 }
 
@@ -152,6 +174,7 @@ struct CrashRecoveryTests {
             let workload = try await RecordedWorkload.make(commits: 60, maxValue: 120, seed: seed, checkpointEvery: 7)
             #expect(workload.checkpoints.count >= 2)
             #expect(workload.setBasedOperations > 0, "the commits include set-based updates and batch deletes")
+            #expect(workload.scanningDeletes > 0, "and one-pass deletes of the rows that pass a test")
             let cuts = Self.crashCuts(workload, exhaustive: TestDepth.exhaustive, seed: seed)
             print(
                 "[crash points] \(cuts.count) cut offsets in the last 20 records"
