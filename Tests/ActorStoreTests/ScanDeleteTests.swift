@@ -223,9 +223,9 @@ struct SDRow: Equatable, Sendable {
                         .joined(separator: ","),
                     (0..<300).filter { realm.object(ofType: SDPlain.self, forPrimaryKey: $0) != nil }.map(String.init)
                         .joined(separator: ","),
-                    ["l0", "l1"].map {
-                        realm.object(ofType: SDLabel.self, forPrimaryKey: $0)!.plains.map(\.id).sorted().map(String.init)
-                            .joined(separator: " ")
+                    ["l0", "l1"].map { name in
+                        let ids = realm.object(ofType: SDLabel.self, forPrimaryKey: name)!.plains.map(\.id)
+                        return ids.sorted().map(String.init).joined(separator: " ")
                     }.joined(separator: ","),
                 ]
             }
@@ -247,8 +247,8 @@ struct SDRow: Equatable, Sendable {
             }
             written = await summary(realm)
             #expect(written[2] == expectedIDs.map(String.init).joined(separator: ","))
-            #expect(written[1] == (0..<25).map { age in "\(expectedIDs.filter { $0 % 25 == age }.count)" }
-                .joined(separator: ","))
+            let ageCounts = (0..<25).map { age in "\(expectedIDs.filter { $0 % 25 == age }.count)" }
+            #expect(written[1] == ageCounts.joined(separator: ","))
         }
         // From the checkpoint written at close, then by replaying the whole log (the delete operations).
         do {
