@@ -98,7 +98,6 @@ struct SDRow: Equatable, Sendable {
             let (format, test) = Self.predicate(&random, count: nextID)
             let bump = Int.random(in: 0..<4, using: &random)
             let more = newRows(Int.random(in: 0..<4, using: &random), &random)
-            let before = oracle.keys.sorted()
             let beforeRows = oracle
             let context = "seed \(seed) step \(step) \(format) bump \(bump) adding \(more.count)"
             try await realm.write { realm in
@@ -141,23 +140,11 @@ struct SDRow: Equatable, Sendable {
             #expect(backlinks == expectedBacklinks, "\(context): backlinks")
 
             // The observer's change set for the whole transaction.
-            let after = oracle.keys.sorted()
-            let kept = Set(before)
-            let deletions = before.enumerated().filter { oracle[$0.element] == nil }.map(\.offset)
-            let insertions = after.enumerated().filter { !kept.contains($0.element) }.map(\.offset)
-            let modifications = after.enumerated().filter { _, id in
-                guard let old = beforeRows[id], let new = oracle[id] else { return false }
-                return old.score != new.score
-            }.map(\.offset)
-            guard !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { continue }
-            guard let change = await iterator.next() else {
-                Issue.record("\(context): the observer ended")
-                return
-            }
-            #expect(change.deletions == deletions, "\(context): deletions")
-            #expect(change.insertions == insertions, "\(context): insertions")
-            #expect(change.modifications == modifications, "\(context): modifications")
-            #expect(change.collection.map(\.id) == after, "\(context): collection")
+            let expected = ExpectedChanges(from: beforeRows, to: oracle) { $0.score != $1.score }
+            guard !expected.isEmpty else { continue }
+            let change = await iterator.next()
+            expected.expect(
+                change.map { ($0.deletions, $0.insertions, $0.modifications, $0.collection.map(\.id)) }, context)
         }
     }
 
