@@ -70,12 +70,7 @@ struct BKPredicate: CustomStringConvertible {
 @Suite struct BulkWriteTests {
     static let steps = TestDepth.count("ACTORSTORE_BULK_STEPS", long: 400, sampled: 60)
 
-    static var seeds: [UInt64] {
-        if let seed = ProcessInfo.processInfo.environment["ACTORSTORE_BULK_SEED"].flatMap(UInt64.init) {
-            return [seed]
-        }
-        return (0..<2).map { _ in UInt64.random(in: 1...UInt64.max / 2) }
-    }
+    static var seeds: [UInt64] { TestDepth.seeds("ACTORSTORE_BULK_SEED", count: 2) }
 
     /// The realm's items as the oracle describes them, by id.
     static func snapshot(_ realm: Realm) async -> [Int: BKRow] {

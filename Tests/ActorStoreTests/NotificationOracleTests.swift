@@ -31,12 +31,7 @@ struct Observed: Sendable, Equatable {
 @Suite struct NotificationOracleTests {
     static let commits = TestDepth.count("ACTORSTORE_NOTIFY_COMMITS", long: 1_000, sampled: 250)
 
-    static var seeds: [UInt64] {
-        if let seed = ProcessInfo.processInfo.environment["ACTORSTORE_NOTIFY_SEED"].flatMap(UInt64.init) {
-            return [seed]
-        }
-        return (0..<3).map { _ in UInt64.random(in: 1...UInt64.max / 2) }
-    }
+    static var seeds: [UInt64] { TestDepth.seeds("ACTORSTORE_NOTIFY_SEED", count: 3) }
 
     @Test(arguments: seeds) func deliveredChangeSetsReplayTheCommits(seed: UInt64) async throws {
         print("notification oracle seed \(seed) (replay with ACTORSTORE_NOTIFY_SEED=\(seed))")

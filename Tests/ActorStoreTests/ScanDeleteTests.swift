@@ -32,12 +32,7 @@ struct SDRow: Equatable, Sendable {
 @Suite struct ScanDeleteTests {
     static let steps = TestDepth.count("ACTORSTORE_BULK_STEPS", long: 300, sampled: 40)
 
-    static var seeds: [UInt64] {
-        if let seed = ProcessInfo.processInfo.environment["ACTORSTORE_BULK_SEED"].flatMap(UInt64.init) {
-            return [seed]
-        }
-        return (0..<2).map { _ in UInt64.random(in: 1...UInt64.max / 2) }
-    }
+    static var seeds: [UInt64] { TestDepth.seeds("ACTORSTORE_BULK_SEED", count: 2) }
 
     /// A predicate as a query string and as the oracle's test. Cases 0–5 read unindexed properties only
     /// (the one-pass scan); 6 and 7 involve the indexed `age` or the primary key (deleted by key).

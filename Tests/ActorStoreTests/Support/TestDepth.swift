@@ -16,6 +16,13 @@ enum TestDepth {
     }
 
     static func flag(_ name: String) -> Bool { ProcessInfo.processInfo.environment[name] == "1" }
+
+    /// The seeds of a randomized test: the one in the environment variable `variable` (to replay a run the
+    /// test printed), else `count` random ones.
+    static func seeds(_ variable: String, count: Int) -> [UInt64] {
+        if let seed = ProcessInfo.processInfo.environment[variable].flatMap(UInt64.init) { return [seed] }
+        return (0..<count).map { _ in UInt64.random(in: 1...UInt64.max / 2) }
+    }
 }
 
 extension Tag {
